@@ -1,0 +1,44 @@
+//===- HGraph.h - Hector inter-operator dialect -----------------*- C++ -*-===//
+//
+// Entry header of the hgraph dialect: dialect, enums, attributes, types and ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HECTOR_DIALECT_HGRAPH_IR_HGRAPH_H
+#define HECTOR_DIALECT_HGRAPH_IR_HGRAPH_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "hector/Dialect/HGraph/IR/HGraphDialect.h.inc"
+#include "hector/Dialect/HGraph/IR/HGraphEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "hector/Dialect/HGraph/IR/HGraphAttrs.h.inc"
+
+#include "hector/Dialect/HGraph/IR/HGraphTypeInterfaces.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "hector/Dialect/HGraph/IR/HGraphTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "hector/Dialect/HGraph/IR/HGraphOps.h.inc"
+
+namespace hector::hgraph {
+
+/// True when every row of the edge-wise `value` is a function of the edge's
+/// source node and edge type only, so that it may be stored once per unique
+/// (source, edge type) pair (compact materialization).
+bool dependsOnlySourceAndEdgeType(mlir::Value value);
+
+} // namespace hector::hgraph
+
+#endif // HECTOR_DIALECT_HGRAPH_IR_HGRAPH_H

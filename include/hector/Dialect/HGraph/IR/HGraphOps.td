@@ -1,0 +1,296 @@
+//===- HGraphOps.td - hgraph operations --------------------*- tablegen -*-===//
+
+#ifndef HECTOR_DIALECT_HGRAPH_IR_HGRAPHOPS_TD
+#define HECTOR_DIALECT_HGRAPH_IR_HGRAPHOPS_TD
+
+include "hector/Dialect/HGraph/IR/HGraphTypes.td"
+include "mlir/Interfaces/FunctionInterfaces.td"
+include "mlir/Interfaces/SideEffectInterfaces.td"
+include "mlir/Interfaces/ControlFlowInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
+include "mlir/IR/SymbolInterfaces.td"
+
+//===----------------------------------------------------------------------===//
+// Functions
+//===----------------------------------------------------------------------===//
+
+def HGraph_FuncOp : HGraph_Op<"func", [
+    FunctionOpInterface, IsolatedFromAbove, Symbol]> {
+  let summary = "one model layer over a heterogeneous graph";
+  let description = [{
+    A function whose arguments are exactly one `!hgraph.graph` plus node-wise
+    values, edge-wise values and weights, and whose results are node-wise or
+    edge-wise values. Every node-wise and edge-wise value in the body refers to
+    the nodes and edges of the graph argument.
+
+    ```mlir
+    hgraph.func @layer(%g: !hgraph.graph, %h: !hgraph.node<64xf32>,
+                       %W: !hgraph.weight<edge, 64x64xf32>)
+        -> !hgraph.node<64xf32> {
+      %m = hgraph.typed_linear %W, %h from src
+          : !hgraph.weight<edge, 64x64xf32>, !hgraph.node<64xf32> -> !hgraph.edge<64xf32>
+      %o = hgraph.aggregate sum %m : !hgraph.edge<64xf32> -> !hgraph.node<64xf32>
+      hgraph.return %o : !hgraph.node<64xf32>
+    }
+    ```
+  }];
+  let arguments = (ins SymbolNameAttr:$sym_name,
+                       TypeAttrOf<FunctionType>:$function_type,
+                       OptionalAttr<StrAttr>:$sym_visibility,
+                       OptionalAttr<DictArrayAttr>:$arg_attrs,
+                       OptionalAttr<DictArrayAttr>:$res_attrs);
+  let regions = (region SizedRegion<1>:$body);
+  let hasCustomAssemblyFormat = 1;
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The graph argument every value of the body refers to.
+    ::mlir::BlockArgument getGraph();
+
+    // FunctionOpInterface / CallableOpInterface hooks.
+    ::mlir::Region *getCallableRegion() { return &getBody(); }
+    ::llvm::ArrayRef<::mlir::Type> getArgumentTypes() {
+      return getFunctionType().getInputs();
+    }
+    ::llvm::ArrayRef<::mlir::Type> getResultTypes() {
+      return getFunctionType().getResults();
+    }
+  }];
+}
+
+def HGraph_ReturnOp : HGraph_Op<"return", [
+    Pure, HasParent<"FuncOp">, ReturnLike, Terminator]> {
+  let summary = "returns the results of an hgraph.func";
+  let arguments = (ins Variadic<AnyType>:$operands);
+  let assemblyFormat = "attr-dict ($operands^ `:` qualified(type($operands)))?";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Typed linear maps and typed parameters
+//===----------------------------------------------------------------------===//
+
+def HGraph_TypedLinearOp : HGraph_Op<"typed_linear", [Pure]> {
+  let summary = "linear map whose weight is chosen by node type or edge type";
+  let description = [{
+    `y = x · W[k]` row by row, where the slice `k` of the typed weight is
+    chosen by the weight's index kind and the row's position:
+
+    | `from`  | input     | result    | `single` | `node` weight   | `edge` weight |
+    |---------|-----------|-----------|----------|-----------------|---------------|
+    | `node`  | node-wise | node-wise | yes      | `τ(v)`          | no            |
+    | `src`   | node-wise | edge-wise | yes      | `τ(s)`          | `φ(e)`        |
+    | `dst`   | node-wise | edge-wise | yes      | `τ(t)`          | `φ(e)`        |
+    | `edge`  | edge-wise | edge-wise | yes      | no (ambiguous)  | `φ(e)`        |
+
+    With a matrix slice `[in, out]` the input has `in` features and the result
+    `out` features and any head count. With a per-head slice `[H, a, b]` the
+    input must have `H` heads and `H·a` features, the result `H` heads and
+    `H·b` features.
+
+    ```mlir
+    %z = hgraph.typed_linear %W, %h from src
+        : !hgraph.weight<edge, 64x64xf32>, !hgraph.node<64xf32> -> !hgraph.edge<64xf32>
+    ```
+  }];
+  let arguments = (ins HGraph_WeightType:$weight, HGraph_FeatureValue:$input,
+                       HGraph_Endpoint:$from);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = [{
+    $weight `,` $input `from` $from attr-dict `:` qualified(type($weight)) `,`
+    qualified(type($input)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def HGraph_TypedVectorOp : HGraph_Op<"typed_vector", [Pure]> {
+  let summary = "reads the slice of a typed vector weight for every row";
+  let description = [{
+    For an edge-typed weight the result is edge-wise, row `e` holding
+    `w[φ(e)]`; for a node-typed weight it is node-wise, row `v` holding
+    `w[τ(v)]`; a `single` weight may be broadcast to either. The weight slice
+    must be a vector of the result's width. Used for RGAT's attention vectors
+    `a_r`, `b_r` and HGT's per-head scales `μ_r`.
+  }];
+  let arguments = (ins HGraph_WeightType:$weight);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = "$weight attr-dict `:` qualified(type($weight)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def HGraph_WeightProductOp : HGraph_Op<"weight_product", [Pure]> {
+  let summary = "product of two typed weights (no graph data involved)";
+  let description = [{
+    `R[k] = A[k] · B[k]` for every type `k`, the matrix product of the two
+    slices. A vector on the right is a column (`[m, n] · [n] → [m]`), a vector
+    on the left a row (`[m] · [m, n] → [n]`), and a per-head slice `[H, a, b]`
+    is the block-diagonal matrix `[H·a, H·b]` (two per-head operands stay
+    per-head). Linear operator reordering creates these: RGAT's
+    `dot(x · W_r, a_r)` becomes `dot(x, W_r · a_r)`.
+
+    Index kinds combine as: `single` with anything gives the other; equal
+    kinds stay; a node-typed and an edge-typed weight give an edge-typed one
+    and need `node_of = src` or `dst`, which says whose node type of the edge
+    type selects the node-typed slice (every edge type has fixed endpoint node
+    types).
+  }];
+  let arguments = (ins HGraph_WeightType:$lhs, HGraph_WeightType:$rhs,
+                       OptionalAttr<HGraph_Endpoint>:$node_of);
+  let results = (outs HGraph_WeightType:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs (`node_of` $node_of^)? attr-dict `:` qualified(type($lhs)) `,`
+    qualified(type($rhs)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Graph access
+//===----------------------------------------------------------------------===//
+
+def HGraph_GatherOp : HGraph_Op<"gather", [Pure]> {
+  let summary = "reads a node-wise value at each edge's source or destination";
+  let description = [{
+    Row `e = (s → t)` of the edge-wise result is row `s` (`from src`) or row
+    `t` (`from dst`) of the node-wise input. This is a conceptual read; it is
+    fused into its consumers and never materialized on its own.
+  }];
+  let arguments = (ins HGraph_NodeValueType:$input, HGraph_Endpoint:$from);
+  let results = (outs HGraph_EdgeValueType:$result);
+  let assemblyFormat = [{
+    $input `from` $from attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def HGraph_RelationNormOp : HGraph_Op<"relation_norm", [Pure]> {
+  let summary = "RGCN's per-relation in-degree normalizer";
+  let description = [{
+    `c_e = 1 / |{e' = (s' → t) : φ(e') = φ(e)}|` for every edge `e = (s → t)`:
+    one over the number of edges of the same type entering the same node.
+  }];
+  let arguments = (ins HGraph_GraphType:$graph);
+  let results = (outs HGraph_EdgeValueType:$result);
+  let assemblyFormat = "$graph attr-dict `:` qualified(type($graph)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+def HGraph_AggregateOp : HGraph_Op<"aggregate", [Pure]> {
+  let summary = "reduces each node's incoming edges";
+  let description = [{
+    `out[t] = reduce_{e = (s → t)} x[e]` with `sum`, `mean` or `max`. A node
+    with no incoming edges gets 0.
+  }];
+  let arguments = (ins HGraph_FeatureValue:$input,
+                       HGraph_Reduction:$kind);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = [{
+    $kind $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def HGraph_EdgeSoftmaxOp : HGraph_Op<"edge_softmax",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "softmax over the incoming edges of each destination";
+  let description = [{
+    `α[e, j] = exp(x[e, j]) / Σ_{e' = (s' → t)} exp(x[e', j])` for every edge
+    `e = (s → t)` and every column `j`, computed stably (the per-destination
+    maximum is subtracted first).
+  }];
+  let arguments = (ins HGraph_FeatureValue:$input);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Row-wise math
+//===----------------------------------------------------------------------===//
+
+def HGraph_DotOp : HGraph_Op<"dot", [Pure, SameTypeOperands]> {
+  let summary = "per-head inner product of two rows";
+  let description = [{
+    For each row and head `k`, the inner product of feature block `k` of the
+    two operands. The result has one column per head: width `H`, `H` heads.
+  }];
+  let arguments = (ins HGraph_FeatureValue:$lhs, HGraph_FeatureValue:$rhs);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def HGraph_ScaleOp : HGraph_Op<"scale", [Pure]> {
+  let summary = "scalar times vector, per head";
+  let description = [{
+    Multiplies feature block `k` of each row of `input` by column `k` of the
+    same row of `scale`. `scale` has one column per head of `input`, or a
+    single column that applies to every head.
+  }];
+  let arguments = (ins HGraph_FeatureValue:$scale, HGraph_FeatureValue:$input);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = [{
+    $scale `,` $input attr-dict `:` qualified(type($scale)) `,` qualified(type($input)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def HGraph_ConstScaleOp : HGraph_Op<"const_scale",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "multiplies every element by a constant";
+  let arguments = (ins HGraph_FeatureValue:$input, F64Attr:$factor);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = "$input `by` $factor attr-dict `:` qualified(type($input))";
+}
+
+def HGraph_ConcatOp : HGraph_Op<"concat", [Pure]> {
+  let summary = "concatenates features, head by head";
+  let description = [{
+    All operands are of the same domain, element type and head count `H`.
+    Feature block `k` of the result is the concatenation of feature block `k`
+    of every operand, so with `H = 1` this is plain row concatenation.
+  }];
+  let arguments = (ins Variadic<HGraph_FeatureValue>:$inputs);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = "$inputs attr-dict `:` qualified(type($inputs)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
+class HGraph_ElementwiseBinaryOp<string mnemonic, string what>
+    : HGraph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "element-wise " # what;
+  let arguments = (ins HGraph_FeatureValue:$lhs, HGraph_FeatureValue:$rhs);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($result))";
+}
+
+def HGraph_AddOp : HGraph_ElementwiseBinaryOp<"add", "addition">;
+def HGraph_SubOp : HGraph_ElementwiseBinaryOp<"sub", "subtraction">;
+def HGraph_MulOp : HGraph_ElementwiseBinaryOp<"mul", "multiplication">;
+def HGraph_DivOp : HGraph_ElementwiseBinaryOp<"div", "division">;
+
+class HGraph_ElementwiseUnaryOp<string mnemonic, string what>
+    : HGraph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+  let summary = "element-wise " # what;
+  let arguments = (ins HGraph_FeatureValue:$input);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = "$input attr-dict `:` qualified(type($result))";
+}
+
+def HGraph_ExpOp : HGraph_ElementwiseUnaryOp<"exp", "exponential">;
+def HGraph_ReluOp : HGraph_ElementwiseUnaryOp<"relu", "max(x, 0)">;
+def HGraph_TanhOp : HGraph_ElementwiseUnaryOp<"tanh", "hyperbolic tangent">;
+def HGraph_SigmoidOp : HGraph_ElementwiseUnaryOp<"sigmoid", "logistic sigmoid">;
+def HGraph_NegOp : HGraph_ElementwiseUnaryOp<"neg", "negation">;
+
+def HGraph_LeakyReluOp : HGraph_Op<"leaky_relu",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "element-wise leaky ReLU: x if x > 0, else alpha·x";
+  let arguments = (ins HGraph_FeatureValue:$input, F64Attr:$alpha);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = "$input `alpha` $alpha attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
+}
+
+#endif // HECTOR_DIALECT_HGRAPH_IR_HGRAPHOPS_TD

@@ -1,0 +1,397 @@
+//===- HGraphOps.cpp - hgraph operations ------------------------*- C++ -*-===//
+
+#include "hector/Dialect/HGraph/IR/HGraph.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionImplementation.h"
+
+#include <cmath>
+
+using namespace mlir;
+using namespace hector::hgraph;
+
+#define GET_OP_CLASSES
+#include "hector/Dialect/HGraph/IR/HGraphOps.cpp.inc"
+
+namespace {
+/// Words used in diagnostics: "node-wise" / "edge-wise".
+StringRef domainName(FeatureType type) {
+  return type.isEdgeWise() ? "edge-wise" : "node-wise";
+}
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// FuncOp
+//===----------------------------------------------------------------------===//
+
+ParseResult FuncOp::parse(OpAsmParser &parser, OperationState &result) {
+  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
+                          ArrayRef<Type> results,
+                          function_interface_impl::VariadicFlag,
+                          std::string &) {
+    return builder.getFunctionType(argTypes, results);
+  };
+  return function_interface_impl::parseFunctionOp(
+      parser, result, /*allowVariadic=*/false,
+      getFunctionTypeAttrName(result.name), buildFuncType,
+      getArgAttrsAttrName(result.name), getResAttrsAttrName(result.name));
+}
+
+void FuncOp::print(OpAsmPrinter &printer) {
+  function_interface_impl::printFunctionOp(
+      printer, *this, /*isVariadic=*/false, getFunctionTypeAttrName(),
+      getArgAttrsAttrName(), getResAttrsAttrName());
+}
+
+BlockArgument FuncOp::getGraph() {
+  for (BlockArgument arg : getBody().getArguments())
+    if (isa<GraphType>(arg.getType()))
+      return arg;
+  return {};
+}
+
+LogicalResult FuncOp::verify() {
+  if (getBody().empty())
+    return emitOpError("must have a body: hgraph has no external functions");
+  unsigned numGraphs = 0;
+  for (auto [index, type] : llvm::enumerate(getArgumentTypes())) {
+    if (isa<GraphType>(type)) {
+      ++numGraphs;
+      continue;
+    }
+    if (!isa<FeatureType, WeightType>(type))
+      return emitOpError("argument #")
+             << index << " has type " << type
+             << "; arguments are the graph, node-wise or edge-wise values, and "
+                "weights";
+  }
+  if (numGraphs != 1)
+    return emitOpError("takes exactly one !hgraph.graph argument, got ")
+           << numGraphs;
+  for (auto [index, type] : llvm::enumerate(getResultTypes()))
+    if (!isa<FeatureType, WeightType>(type))
+      return emitOpError("result #")
+             << index << " has type " << type
+             << "; results are node-wise or edge-wise values, or weights";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// ReturnOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReturnOp::verify() {
+  auto func = cast<FuncOp>((*this)->getParentOp());
+  ArrayRef<Type> results = func.getResultTypes();
+  if (getNumOperands() != results.size())
+    return emitOpError("returns ")
+           << getNumOperands() << " values but the function declares "
+           << results.size() << " results";
+  for (auto [index, pair] :
+       llvm::enumerate(llvm::zip(getOperandTypes(), results)))
+    if (std::get<0>(pair) != std::get<1>(pair))
+      return emitOpError("operand #")
+             << index << " has type " << std::get<0>(pair)
+             << " but the function result has type " << std::get<1>(pair);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TypedLinearOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TypedLinearOp::verify() {
+  auto weight = cast<WeightType>(getWeight().getType());
+  auto input = cast<FeatureType>(getInput().getType());
+  auto result = cast<FeatureType>(getResult().getType());
+  Endpoint from = getFrom();
+  StringRef fromName = stringifyEndpoint(from);
+
+  // Where the rows come from fixes the domains of input and result.
+  bool wantEdgeInput = from == Endpoint::Edge;
+  bool wantEdgeResult = from != Endpoint::Node;
+  if (input.isEdgeWise() != wantEdgeInput)
+    return emitOpError("'from ")
+           << fromName << "' needs a "
+           << (wantEdgeInput ? "edge-wise" : "node-wise") << " input, got "
+           << domainName(input) << " " << getInput().getType();
+  if (result.isEdgeWise() != wantEdgeResult)
+    return emitOpError("'from ")
+           << fromName << "' produces a "
+           << (wantEdgeResult ? "edge-wise" : "node-wise") << " value, got "
+           << domainName(result) << " " << getResult().getType();
+
+  // Which rows have a type that can select the weight slice.
+  if (weight.getIndex() == WeightIndex::EdgeType && from == Endpoint::Node)
+    return emitOpError("an edge-typed weight cannot be applied to node rows "
+                       "('from node'): a node has no edge type");
+  if (weight.getIndex() == WeightIndex::NodeType && from == Endpoint::Edge)
+    return emitOpError("a node-typed weight cannot be applied to an edge-wise "
+                       "value: use 'from src' or 'from dst' to say whose node "
+                       "type selects the weight");
+
+  if (weight.isVector())
+    return emitOpError("needs a matrix [in, out] or per-head [H, in/H, out/H] "
+                       "weight, got the vector weight ")
+           << getWeight().getType()
+           << "; use hgraph.typed_vector with hgraph.dot or hgraph.mul";
+  if (weight.getElementType() != input.getElementType() ||
+      weight.getElementType() != result.getElementType())
+    return emitOpError("weight, input and result must have one element type");
+
+  if (input.getWidth() != weight.getInputWidth())
+    return emitOpError("input width ")
+           << input.getWidth() << " does not match the weight's input width "
+           << weight.getInputWidth();
+  if (result.getWidth() != weight.getOutputWidth())
+    return emitOpError("result width ")
+           << result.getWidth() << " does not match the weight's output width "
+           << weight.getOutputWidth();
+  if (weight.isPerHead()) {
+    int64_t heads = weight.getShape()[0];
+    if (input.getHeads() != heads || result.getHeads() != heads)
+      return emitOpError("a per-head weight with ")
+             << heads << " heads needs input and result with " << heads
+             << " heads, got " << input.getHeads() << " and "
+             << result.getHeads();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// TypedVectorOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult TypedVectorOp::verify() {
+  auto weight = cast<WeightType>(getWeight().getType());
+  auto result = cast<FeatureType>(getResult().getType());
+  if (!weight.isVector())
+    return emitOpError("needs a vector weight [n], got ")
+           << getWeight().getType();
+  if (weight.getIndex() == WeightIndex::EdgeType && !result.isEdgeWise())
+    return emitOpError("an edge-typed weight gives an edge-wise value, got ")
+           << getResult().getType();
+  if (weight.getIndex() == WeightIndex::NodeType && result.isEdgeWise())
+    return emitOpError("a node-typed weight gives a node-wise value, got ")
+           << getResult().getType();
+  if (result.getWidth() != weight.getShape()[0])
+    return emitOpError("result width ")
+           << result.getWidth() << " does not match the weight's length "
+           << weight.getShape()[0];
+  if (result.getElementType() != weight.getElementType())
+    return emitOpError("weight and result must have one element type");
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// WeightProductOp
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A weight slice seen as a matrix (vectors as a row or a column).
+struct SliceShape {
+  int64_t rows, cols;
+};
+SliceShape asMatrix(WeightType type, bool isLeft) {
+  ArrayRef<int64_t> shape = type.getShape();
+  if (type.isVector())
+    return isLeft ? SliceShape{1, shape[0]} : SliceShape{shape[0], 1};
+  return {type.getInputWidth(), type.getOutputWidth()};
+}
+} // namespace
+
+LogicalResult WeightProductOp::verify() {
+  auto lhs = cast<WeightType>(getLhs().getType());
+  auto rhs = cast<WeightType>(getRhs().getType());
+  auto result = cast<WeightType>(getResult().getType());
+  if (lhs.getElementType() != rhs.getElementType() ||
+      lhs.getElementType() != result.getElementType())
+    return emitOpError("operands and result must have one element type");
+
+  // Index kinds.
+  WeightIndex li = lhs.getIndex(), ri = rhs.getIndex();
+  bool mixed = (li == WeightIndex::NodeType && ri == WeightIndex::EdgeType) ||
+               (li == WeightIndex::EdgeType && ri == WeightIndex::NodeType);
+  WeightIndex expectedIndex = li == WeightIndex::Single ? ri
+                              : mixed                   ? WeightIndex::EdgeType
+                                                        : li;
+  std::optional<Endpoint> nodeOf = getNodeOf();
+  if (mixed && (!nodeOf || (*nodeOf != Endpoint::Src &&
+                            *nodeOf != Endpoint::Dst)))
+    return emitOpError("a product of a node-typed and an edge-typed weight "
+                       "needs 'node_of src' or 'node_of dst'");
+  if (!mixed && nodeOf)
+    return emitOpError("'node_of' is only meaningful for a product of a "
+                       "node-typed and an edge-typed weight");
+  if (result.getIndex() != expectedIndex)
+    return emitOpError("result must be indexed by '")
+           << stringifyWeightIndex(expectedIndex) << "', got '"
+           << stringifyWeightIndex(result.getIndex()) << "'";
+
+  // Shapes.
+  if (lhs.isVector() && rhs.isVector())
+    return emitOpError("the product of two vectors is a dot product, not a "
+                       "weight; use hgraph.dot on rows");
+  SmallVector<int64_t> expected;
+  if (lhs.isPerHead() && rhs.isPerHead()) {
+    ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
+    if (a[0] != b[0] || a[2] != b[1])
+      return emitOpError("per-head shapes ")
+             << getLhs().getType() << " and " << getRhs().getType()
+             << " do not chain";
+    expected = {a[0], a[1], b[2]};
+  } else {
+    SliceShape a = asMatrix(lhs, /*isLeft=*/true);
+    SliceShape b = asMatrix(rhs, /*isLeft=*/false);
+    if (a.cols != b.rows)
+      return emitOpError("inner dimensions do not match: ")
+             << a.cols << " vs " << b.rows;
+    if (lhs.isVector())
+      expected = {b.cols};
+    else if (rhs.isVector())
+      expected = {a.rows};
+    else
+      expected = {a.rows, b.cols};
+  }
+  if (ArrayRef<int64_t>(expected) != result.getShape()) {
+    InFlightDiagnostic diag = emitOpError("result slice shape must be [");
+    llvm::interleaveComma(expected, diag);
+    return diag << "], got " << getResult().getType();
+  }
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Graph access
+//===----------------------------------------------------------------------===//
+
+LogicalResult GatherOp::verify() {
+  if (getFrom() != Endpoint::Src && getFrom() != Endpoint::Dst)
+    return emitOpError("reads at 'src' or 'dst', got '")
+           << stringifyEndpoint(getFrom()) << "'";
+  auto input = cast<FeatureType>(getInput().getType());
+  auto result = cast<FeatureType>(getResult().getType());
+  if (input.getWidth() != result.getWidth() ||
+      input.getHeads() != result.getHeads() ||
+      input.getElementType() != result.getElementType())
+    return emitOpError("result ")
+           << getResult().getType()
+           << " must have the width, heads and element type of the input "
+           << getInput().getType();
+  return success();
+}
+
+LogicalResult RelationNormOp::verify() {
+  auto result = cast<FeatureType>(getResult().getType());
+  if (result.getWidth() != 1)
+    return emitOpError("produces one scalar per edge (width 1), got width ")
+           << result.getWidth();
+  return success();
+}
+
+LogicalResult AggregateOp::verify() {
+  auto input = cast<FeatureType>(getInput().getType());
+  auto result = cast<FeatureType>(getResult().getType());
+  if (!input.isEdgeWise())
+    return emitOpError("reduces the incoming edges of each node; its input "
+                       "must be edge-wise, got node-wise ")
+           << getInput().getType();
+  if (result.isEdgeWise())
+    return emitOpError("produces a node-wise value, got ")
+           << getResult().getType();
+  if (input.getWidth() != result.getWidth() ||
+      input.getHeads() != result.getHeads() ||
+      input.getElementType() != result.getElementType())
+    return emitOpError("result ")
+           << getResult().getType()
+           << " must have the width, heads and element type of the input "
+           << getInput().getType();
+  return success();
+}
+
+LogicalResult EdgeSoftmaxOp::verify() {
+  auto input = cast<FeatureType>(getInput().getType());
+  if (!input.isEdgeWise())
+    return emitOpError("normalizes over the incoming edges of each node; its "
+                       "input must be edge-wise, got node-wise ")
+           << getInput().getType();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Row-wise math
+//===----------------------------------------------------------------------===//
+
+LogicalResult DotOp::verify() {
+  auto input = cast<FeatureType>(getLhs().getType());
+  auto result = cast<FeatureType>(getResult().getType());
+  if (!input.isSameDomain(result))
+    return emitOpError("result must be ")
+           << domainName(input) << " like the operands, got "
+           << getResult().getType();
+  if (result.getWidth() != input.getHeads() ||
+      result.getHeads() != input.getHeads())
+    return emitOpError("produces one value per head: the result must have "
+                       "width ")
+           << input.getHeads() << " and " << input.getHeads()
+           << " heads, got " << getResult().getType();
+  if (result.getElementType() != input.getElementType())
+    return emitOpError("result element type must match the operands'");
+  return success();
+}
+
+LogicalResult ScaleOp::verify() {
+  auto scale = cast<FeatureType>(getScale().getType());
+  auto input = cast<FeatureType>(getInput().getType());
+  if (getResult().getType() != getInput().getType())
+    return emitOpError("result type must equal the input type ")
+           << getInput().getType();
+  if (!scale.isSameDomain(input))
+    return emitOpError("scale and input must both be node-wise or both "
+                       "edge-wise, got ")
+           << getScale().getType() << " and " << getInput().getType();
+  if (scale.getElementType() != input.getElementType())
+    return emitOpError("scale and input must have one element type");
+  if (scale.getWidth() != scale.getHeads())
+    return emitOpError("scale must hold one scalar per head (width equal to "
+                       "its head count), got ")
+           << getScale().getType();
+  if (scale.getWidth() != 1 && scale.getWidth() != input.getHeads())
+    return emitOpError("scale has ")
+           << scale.getWidth() << " columns but the input has "
+           << input.getHeads() << " heads; use one column per head or one "
+           << "column for all";
+  return success();
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().size() < 2)
+    return emitOpError("concatenates at least two values, got ")
+           << getInputs().size();
+  auto result = cast<FeatureType>(getResult().getType());
+  int64_t width = 0;
+  for (auto [index, value] : llvm::enumerate(getInputs())) {
+    auto type = cast<FeatureType>(value.getType());
+    if (!type.isSameDomain(result) ||
+        type.getElementType() != result.getElementType() ||
+        type.getHeads() != result.getHeads())
+      return emitOpError("operand #")
+             << index << " (" << value.getType()
+             << ") must have the domain, element type and heads of the "
+                "result "
+             << getResult().getType();
+    width += type.getWidth();
+  }
+  if (width != result.getWidth())
+    return emitOpError("result width must be the sum of the operand widths, ")
+           << width << ", got " << result.getWidth();
+  return success();
+}
+
+LogicalResult LeakyReluOp::verify() {
+  double alpha = getAlpha().convertToDouble();
+  if (!std::isfinite(alpha))
+    return emitOpError("negative slope must be finite");
+  return success();
+}

@@ -1,0 +1,27 @@
+# -*- Python -*-
+# lit configuration of Hector's IR tests.
+
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+from lit.llvm.subst import ToolSubst
+
+config.name = "HECTOR"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.hector_obj_root, "test")
+# Python tests, GPU scripts and their helpers are not lit tests.
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "python",
+                   "gpu", "reference"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%hector_src_root", config.hector_src_root))
+
+llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
+llvm_config.use_default_substitutions()
+
+tool_dirs = [config.hector_tools_dir, config.llvm_tools_dir]
+tools = ["hector-opt", "hectorc"]
+llvm_config.add_tool_substitutions(tools, tool_dirs)
