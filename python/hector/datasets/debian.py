@@ -73,6 +73,11 @@ class DebianGraph:
     label_names: list[str]
     node_names: list[str]
     meta: dict
+    name: str = "debian-packages"
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.src.shape[0])
 
     @property
     def num_classes(self) -> int:
@@ -268,10 +273,17 @@ def stats(graph: DebianGraph) -> dict:
     labelled = graph.labels[graph.labels >= 0]
     per_label = np.bincount(labelled, minlength=graph.num_classes)
     zero_rows = np.flatnonzero(~graph.features.any(axis=1))
+    # Entity compaction ratio: unique (source, edge type) pairs per edge (what RGAT's z_e needs).
+    pairs = np.unique(graph.src.astype(np.int64) * graph.num_edge_types + graph.etype).size
+    in_degree = np.bincount(graph.dst, minlength=graph.num_nodes)
+    out_degree = np.bincount(graph.src, minlength=graph.num_nodes)
     return {
         "release": graph.meta.get("release", {}),
         "num_nodes": graph.num_nodes,
         "num_edges": int(graph.src.size),
+        "compaction_ratio": pairs / max(graph.src.size, 1),
+        "max_in_degree": int(in_degree.max(initial=0)),
+        "isolated_nodes": int(np.sum((in_degree == 0) & (out_degree == 0))),
         "nodes": {name: int(c) for name, c in zip(graph.node_type_names, nodes)},
         "edges": {
             name: {"count": int(c), "endpoints": [graph.node_type_names[t] for t in graph.edge_type_endpoints[r]]}
@@ -293,6 +305,8 @@ def format_stats(s: dict) -> str:
     lines = [
         f"Debian {rel.get('Version', '?')} ({rel.get('Codename', '?')}), index of {rel.get('Date', '?')}",
         f"{s['num_nodes']} nodes, {s['num_edges']} edges, feature dim {s['feature_dim']}",
+        f"entity compaction ratio {s['compaction_ratio']:.3f}, max in-degree {s['max_in_degree']}, "
+        f"isolated nodes {s['isolated_nodes']}",
         "nodes:",
     ]
     lines += [f"  {k:16s} {v:8d}" for k, v in s["nodes"].items()]
