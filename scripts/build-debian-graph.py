@@ -56,7 +56,7 @@ FORWARD = (
     ("tagged", None, BIN, TAG),
 )
 # Relation fields whose targets are binary package names (resolved through Provides).
-BINARY_RELATION_FIELDS = tuple(f for _, f, s, d in FORWARD if f and d == BIN and f != "Provides")
+BINARY_RELATION_FIELDS = tuple(f for _, f, _, d in FORWARD if f and d == BIN and f != "Provides")
 
 # Dependency-free defaults; every one of them is recorded in the snapshot's metadata.
 DEFAULTS = dict(
@@ -217,13 +217,14 @@ def _order(c: str) -> int:
 def _compare_fragment(a: str, b: str) -> int:
     i = j = 0
     while i < len(a) or j < len(b):
-        diff = 0
+        # Non-digit runs compare character by character ("~" before everything, letters before other marks) ...
         while (i < len(a) and not a[i].isdigit()) or (j < len(b) and not b[j].isdigit()):
             ac = _order(a[i]) if i < len(a) and not a[i].isdigit() else 0
             bc = _order(b[j]) if j < len(b) and not b[j].isdigit() else 0
             if ac != bc:
                 return ac - bc
             i, j = i + 1, j + 1
+        # ... then digit runs compare as numbers.
         si, sj = i, j
         while i < len(a) and a[i].isdigit():
             i += 1
