@@ -1,0 +1,357 @@
+"""Unified tensors: host-resident tensors that CUDA code reads in place.
+
+    feats = hector.unified(feats)          # 1: pin the CPU tensor in place
+    x = feats[n_id]                        # 2: n_id on the GPU -> x on the GPU
+
+`hector.unified(t)` page-locks and maps the CPU tensor `t` (no copy) and
+returns a UnifiedTensor. Indexing it with a CUDA index tensor gathers the rows
+straight out of host memory over PCIe into a new CUDA tensor (the zero-copy
+gather of libhector_runtime). Placement rule (BRIEF.md section 3): an op that
+mixes a unified tensor and CUDA tensors runs on the GPU and returns a CUDA
+tensor. Supported ops: `u[idx]`, `torch.index_select(u, 0, idx)` /
+`u.index_select(0, idx)`, `torch.nn.functional.embedding(idx, u)`; anything else
+raises TypeError (gather the rows first, or use `u.host` for CPU work).
+
+Bad indices raise IndexError (GatherIndexError) when `check` is on (the
+default; it costs one stream synchronisation per gather). With check off the
+gather stays asynchronous and rows of bad indices come back as zeros.
+
+torch is imported lazily, so this module (and its pure functions) import on
+machines without it.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+from . import _runtime
+
+__all__ = [
+    "UnifiedTensor",
+    "unified",
+    "row_plan",
+    "chunk_order",
+]
+
+CHUNK = 16  # bytes per vector load
+LINE = 128  # PCIe / cache line the loads are aligned to
+
+
+# --- Circular-shift alignment, the pure math (mirror of gather_plan.h) ------
+
+def row_plan(addr: int, row_bytes: int) -> tuple[int, int, int]:
+    """Plan of one row at host address `addr`: (hull, chunks, shift).
+
+    The row's 16-byte aligned hull starts at `hull` and has `chunks` chunks of
+    16 bytes. Lane c of the row's lanes loads chunk (shift + c) mod chunks, so
+    lane 0 starts on the first 128-byte boundary inside the hull and every
+    32-lane load of 512 bytes covers whole lines; the chunks before that
+    boundary are read last, when the index wraps.
+    """
+    if row_bytes < 0 or addr < 0:
+        raise ValueError("row_plan: addr and row_bytes must be >= 0")
+    begin = addr & ~(CHUNK - 1)
+    if row_bytes == 0:
+        return begin, 0, 0
+    end = (addr + row_bytes + CHUNK - 1) & ~(CHUNK - 1)
+    chunks = (end - begin) // CHUNK
+    first_line = (begin + LINE - 1) & ~(LINE - 1)
+    shift = 0 if first_line >= end else (first_line - begin) // CHUNK
+    return begin, chunks, shift
+
+
+def chunk_order(addr: int, row_bytes: int) -> list[int]:
+    """Chunk index loaded by each lane position 0, 1, ... (a rotation)."""
+    _, chunks, shift = row_plan(addr, row_bytes)
+    return [(shift + c) % chunks for c in range(chunks)]
+
+
+# --- The tensor-like object ---------------------------------------------------
+
+def _torch():
+    try:
+        import torch
+    except ImportError as e:  # pragma: no cover - depends on the machine
+        raise ImportError("hector.unified needs PyTorch (import torch failed)") from e
+    return torch
+
+
+def _release(host_ptr: int, nbytes: int, _keep_alive) -> None:
+    # Runs when the UnifiedTensor is collected; _keep_alive is the host tensor,
+    # held until the pages are unpinned.
+    _runtime.host_unregister(host_ptr, nbytes)
+
+
+def _row_layout(t) -> tuple[int, int, int]:
+    """(rows, row_bytes, row_stride_bytes) of a tensor whose rows are contiguous."""
+    rows = t.shape[0]
+    row_numel = 1
+    for s in t.shape[1:]:
+        row_numel *= s
+    # Inner dimensions must be laid out as one contiguous block per row.
+    expected = 1
+    for size, stride in reversed(list(zip(t.shape[1:], t.stride()[1:]))):
+        if size > 1 and stride != expected:
+            raise ValueError(
+                "hector.unified: the rows of the tensor are not contiguous in memory "
+                f"(shape {tuple(t.shape)}, strides {tuple(t.stride())}); call .contiguous() "
+                "first (that makes a copy)"
+            )
+        expected *= size
+    row_stride = t.stride(0) if rows > 1 else row_numel
+    if rows > 1 and row_stride < row_numel:
+        raise ValueError(
+            "hector.unified: rows overlap in memory (stride(0) "
+            f"{t.stride(0)} < row size {row_numel}); call .contiguous() first"
+        )
+    size = t.element_size()
+    return rows, row_numel * size, row_stride * size
+
+
+def check_index(index, device) -> None:
+    """Raises a clear TypeError / ValueError unless `index` can drive a gather
+    on `device` (a torch.device): an int32/int64 CUDA tensor on that device."""
+    torch = _torch()
+    if not isinstance(index, torch.Tensor):
+        raise TypeError(
+            "a UnifiedTensor is indexed with a CUDA integer tensor of row indices, "
+            f"not {type(index).__name__}; slices, ints and tuples are not supported "
+            "(use u.host[...] for CPU-side indexing)"
+        )
+    if index.dtype == torch.bool:
+        raise TypeError(
+            "boolean masks are not supported: use mask.nonzero().squeeze(1) as indices"
+        )
+    if index.dtype not in (torch.int32, torch.int64):
+        raise TypeError(f"index dtype must be torch.int64 or torch.int32, got {index.dtype}")
+    if index.device.type != "cuda":
+        raise ValueError(
+            f"the index tensor is on {index.device}: a UnifiedTensor gathers with a CUDA "
+            f"index tensor (use index.to('{device}')); for CPU gathers use u.host[index]"
+        )
+    if index.device != device:
+        raise ValueError(
+            f"the index tensor is on {index.device} but this UnifiedTensor is mapped for "
+            f"{device}"
+        )
+
+
+class UnifiedTensor:
+    """A CPU tensor pinned in place and mapped for a GPU (see module doc).
+
+    Attributes: `shape`, `dtype`, `device` (the CUDA device its gathers run on
+    and return to: the placement rule), `host` (the CPU tensor itself, shared,
+    not copied), `check` (report bad indices; switchable).
+    """
+
+    def __init__(self, tensor, device=None, check: bool = True):
+        torch = _torch()
+        if not isinstance(tensor, torch.Tensor):
+            raise TypeError(f"hector.unified expects a torch.Tensor, got {type(tensor).__name__}")
+        if isinstance(tensor, UnifiedTensor):  # pragma: no cover - not a Tensor subclass
+            raise TypeError("already a UnifiedTensor")
+        if tensor.device.type != "cpu":
+            raise TypeError(
+                f"hector.unified expects a CPU tensor, got one on {tensor.device}: "
+                "GPU tensors are indexed directly"
+            )
+        if tensor.layout != torch.strided:
+            raise TypeError(f"hector.unified supports strided tensors, not {tensor.layout}")
+        if tensor.requires_grad:
+            raise ValueError(
+                "hector.unified tensors are read-only inputs: gradients do not flow into "
+                "host memory (use tensor.detach())"
+            )
+        if tensor.dim() == 0:
+            raise ValueError("hector.unified needs a tensor with at least one dimension (rows)")
+        rows, row_bytes, row_stride = _row_layout(tensor)
+        if device is None:
+            if not torch.cuda.is_available():
+                raise RuntimeError(
+                    "hector.unified needs a CUDA GPU, and torch.cuda.is_available() is False"
+                )
+            device = torch.cuda.current_device()
+        device = torch.device("cuda", device) if isinstance(device, int) else torch.device(device)
+        if device.type != "cuda":
+            raise ValueError(f"hector.unified maps host memory for a CUDA device, not {device}")
+        if device.index is None:
+            device = torch.device("cuda", torch.cuda.current_device())
+
+        self.host = tensor
+        self.device = device
+        self.check = check
+        self._rows = rows
+        self._row_bytes = row_bytes
+        self._row_stride = row_stride
+        self._dev_ptr = 0
+        span = (rows - 1) * row_stride + row_bytes if rows > 0 else 0
+        if span > 0:
+            ptr = tensor.data_ptr()
+            self._dev_ptr = _runtime.host_register(ptr, span, device.index)
+            self._finalizer = weakref.finalize(self, _release, ptr, span, tensor)
+            self._finalizer.atexit = False  # the process's exit unpins everything
+
+    # -- tensor-like surface --
+    @property
+    def shape(self):
+        return self.host.shape
+
+    @property
+    def dtype(self):
+        return self.host.dtype
+
+    @property
+    def is_unified(self) -> bool:
+        return True
+
+    def size(self, dim=None):
+        return self.host.size() if dim is None else self.host.size(dim)
+
+    def dim(self) -> int:
+        return self.host.dim()
+
+    def numel(self) -> int:
+        return self.host.numel()
+
+    def element_size(self) -> int:
+        return self.host.element_size()
+
+    def __len__(self) -> int:
+        return len(self.host)
+
+    def __repr__(self) -> str:
+        return (
+            f"UnifiedTensor(shape={tuple(self.shape)}, dtype={self.dtype}, "
+            f"device={self.device}, host-resident)"
+        )
+
+    # -- gathers --
+    def gather(self, index, out=None, check=None, wrap_negative=False, _flags=0):
+        """Rows `index` (a CUDA int32/int64 tensor of any shape) as a new CUDA
+        tensor of shape index.shape + self.shape[1:], on the current stream."""
+        torch = _torch()
+        check_index(index, self.device)
+        idx = index.reshape(-1)
+        if not idx.is_contiguous():  # pragma: no cover - reshape(-1) of any tensor
+            idx = idx.contiguous()
+        shape = tuple(index.shape) + tuple(self.shape[1:])
+        if out is None:
+            out = torch.empty(shape, dtype=self.dtype, device=self.device)
+        elif (
+            not isinstance(out, torch.Tensor)
+            or tuple(out.shape) != shape
+            or out.dtype != self.dtype
+            or out.device != self.device
+            or not out.is_contiguous()
+        ):
+            raise ValueError(
+                f"out must be a contiguous {self.dtype} tensor of shape {shape} on {self.device}"
+            )
+        check = self.check if check is None else check
+        flags = _flags
+        if check:
+            flags |= _runtime.GATHER_CHECK
+        if wrap_negative:
+            flags |= _runtime.GATHER_WRAP_NEGATIVE
+        desc = _runtime.GatherDesc(
+            src=self._dev_ptr or None,
+            src_rows=self._rows,
+            src_stride=self._row_stride,
+            row_bytes=self._row_bytes,
+            index=idx.data_ptr() or None,
+            n_index=idx.numel(),
+            index_bytes=idx.element_size(),
+            flags=flags,
+            dst=out.data_ptr() or None,
+            dst_stride=self._row_bytes,
+            device=self.device.index,
+            reserved=0,
+            stream=torch.cuda.current_stream(self.device).cuda_stream or None,
+        )
+        # The runtime pushes the primary context itself; torch must have made
+        # it (the index tensor is on the device, so it has).
+        _runtime.gather(desc)
+        return out
+
+    def __getitem__(self, index):
+        # Like torch indexing: negative indices count from the end.
+        return self.gather(index, wrap_negative=True)
+
+    def index_select(self, dim, index):
+        if dim != 0:
+            raise ValueError("UnifiedTensor.index_select gathers rows: dim must be 0")
+        if index.dim() > 1:
+            raise ValueError("index_select expects a 0-D or 1-D index tensor")
+        return self.gather(index.reshape(-1))
+
+    # -- placement rules for torch functions --
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        torch = _torch()
+        kwargs = kwargs or {}
+        if func in (torch.index_select, torch.Tensor.index_select):
+            bound = _bind(("input", "dim", "index"), args, kwargs, func, required=3)
+            src = bound["input"]
+            if not isinstance(src, UnifiedTensor):
+                raise TypeError("index_select: only the input may be a UnifiedTensor")
+            return src.index_select(bound["dim"], bound["index"])
+        if func is torch.nn.functional.embedding:
+            names = ("input", "weight", "padding_idx", "max_norm", "norm_type",
+                     "scale_grad_by_freq", "sparse")
+            bound = _bind(names, args, kwargs, func, required=2)
+            weight = bound["weight"]
+            if not isinstance(weight, UnifiedTensor) or weight.dim() != 2:
+                raise TypeError("embedding: the weight must be a 2-D UnifiedTensor")
+            extras = {k: bound[k] for k in names[2:] if k in bound}
+            defaults = {"padding_idx": None, "max_norm": None, "norm_type": 2.0,
+                        "scale_grad_by_freq": False, "sparse": False}
+            if any(extras[k] != defaults[k] for k in extras):
+                raise TypeError(
+                    "embedding on a UnifiedTensor supports only the default options "
+                    "(no padding_idx, max_norm, scale_grad_by_freq or sparse)"
+                )
+            return weight.gather(bound["input"])
+        name = getattr(func, "__name__", repr(func))
+        raise TypeError(
+            f"{name} is not supported on a hector UnifiedTensor: supported are indexing "
+            "with a CUDA index tensor, index_select(0, idx) and embedding(idx, u). "
+            "Gather the rows first (u[idx] gives a CUDA tensor), or use u.host for CPU work."
+        )
+
+
+def _unsupported_operator(name):
+    def op(self, *args, **kwargs):
+        raise TypeError(
+            f"operator {name} is not supported on a hector UnifiedTensor: gather the rows "
+            "first (u[idx] gives a CUDA tensor), or use u.host for CPU work"
+        )
+
+    op.__name__ = name
+    return op
+
+
+# Python operators would otherwise fall back to a bare "unsupported operand".
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "matmul", "pow", "mod"):
+    for _prefix in ("__", "__r"):
+        setattr(UnifiedTensor, f"{_prefix}{_name}__", _unsupported_operator(f"{_prefix}{_name}__"))
+for _name in ("__neg__", "__abs__", "__setitem__"):
+    setattr(UnifiedTensor, _name, _unsupported_operator(_name))
+
+
+def _bind(names, args, kwargs, func, required) -> dict:
+    """Maps a torch function's positional and keyword arguments to names."""
+    bound = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k not in names or k in bound:
+            raise TypeError(f"{getattr(func, '__name__', func)}: unexpected argument {k!r}")
+        bound[k] = v
+    for k in names[:required]:
+        if k not in bound:
+            raise TypeError(f"{getattr(func, '__name__', func)}: missing argument {k!r}")
+    return bound
+
+
+def unified(tensor, device=None, check: bool = True) -> UnifiedTensor:
+    """Pins the CPU tensor `tensor` in place and maps it for `device` (default:
+    the current CUDA device). Returns a UnifiedTensor; see the module doc."""
+    return UnifiedTensor(tensor, device=device, check=check)

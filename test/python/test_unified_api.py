@@ -1,0 +1,120 @@
+"""hector.unified's Python surface without a GPU: argument checks, the
+placement-rule dispatch of torch functions, and a clear error when no GPU is
+there. (Gathers themselves are tested on a GPU: test/gpu/test_unified_gather.py.)"""
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from hector import _runtime  # noqa: E402
+from hector.unified import UnifiedTensor, _row_layout, check_index, unified  # noqa: E402
+
+from _unified_lib import cuda_driver_present, runtime_library  # noqa: E402
+
+
+def fake_unified(host, device="cuda:0"):
+    """A UnifiedTensor that skips registration, to test dispatch without a GPU."""
+    u = object.__new__(UnifiedTensor)
+    u.host, u.device, u.check = host, torch.device(device), True
+    return u
+
+
+@pytest.mark.parametrize("bad", [[1, 2, 3], 3.0, None, "rows"])
+def test_non_tensors_are_refused(bad):
+    with pytest.raises(TypeError, match="expects a torch.Tensor"):
+        unified(bad)
+
+
+def test_tensors_that_cannot_be_unified():
+    with pytest.raises(ValueError, match="read-only inputs"):
+        unified(torch.zeros(4, 3, requires_grad=True), device=0)
+    with pytest.raises(ValueError, match="at least one dimension"):
+        unified(torch.tensor(1.0), device=0)
+    with pytest.raises(ValueError, match="not contiguous"):
+        unified(torch.zeros(8, 6)[:, ::2], device=0)
+    with pytest.raises(ValueError, match="not contiguous"):
+        unified(torch.zeros(6, 8).t(), device=0)
+    with pytest.raises(ValueError, match="overlap"):
+        unified(torch.zeros(1, 5).expand(4, 5), device=0)
+    with pytest.raises(ValueError, match="CUDA device"):
+        unified(torch.zeros(4, 3), device="cpu")
+    with pytest.raises(TypeError, match="strided"):
+        unified(torch.eye(3).to_sparse(), device=0)
+
+
+def test_row_layouts():
+    t = torch.zeros(10, 3, 5, dtype=torch.float16)
+    assert _row_layout(t) == (10, 30, 30)
+    assert _row_layout(t[::2]) == (5, 30, 60)        # strided rows are fine
+    assert _row_layout(t[3:4]) == (1, 30, 30)
+    assert _row_layout(torch.zeros(7, dtype=torch.int8)) == (7, 1, 1)
+    assert _row_layout(torch.zeros(0, 4)) == (0, 16, 16)
+    assert _row_layout(torch.zeros(4, 1, 3)[:, :, :]) == (4, 12, 12)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="a GPU is present")
+def test_no_gpu_is_a_clear_error(tmp_path_factory):
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+        unified(torch.zeros(4, 3))
+    if cuda_driver_present():
+        pytest.skip("a CUDA driver is installed here")
+    runtime_library(tmp_path_factory)
+    with pytest.raises(_runtime.HectorRuntimeError, match="libcuda.so.1") as e:
+        unified(torch.zeros(4, 3), device=0)
+    assert e.value.status == _runtime.NO_DRIVER
+
+
+def test_index_checks():
+    dev = torch.device("cuda", 0)
+    with pytest.raises(TypeError, match="CUDA integer tensor"):
+        check_index([1, 2], dev)
+    with pytest.raises(TypeError, match="CUDA integer tensor"):
+        check_index(slice(0, 3), dev)
+    with pytest.raises(TypeError, match="boolean masks"):
+        check_index(torch.zeros(3, dtype=torch.bool), dev)
+    with pytest.raises(TypeError, match="int64 or torch.int32"):
+        check_index(torch.zeros(3, dtype=torch.float32), dev)
+    with pytest.raises(TypeError, match="int64 or torch.int32"):
+        check_index(torch.zeros(3, dtype=torch.int16), dev)
+    with pytest.raises(ValueError, match="CUDA index tensor"):
+        check_index(torch.zeros(3, dtype=torch.int64), dev)
+
+
+def test_indexing_with_cpu_or_python_indices_is_refused():
+    u = fake_unified(torch.arange(12.0).reshape(4, 3))
+    with pytest.raises(ValueError, match="u.host\\[index\\]"):
+        u[torch.tensor([0, 1])]
+    with pytest.raises(TypeError, match="slices, ints and tuples"):
+        u[1:3]
+    with pytest.raises(TypeError, match="slices, ints and tuples"):
+        u[0]
+
+
+def test_tensor_like_surface():
+    u = fake_unified(torch.zeros(5, 2, 3, dtype=torch.bfloat16))
+    assert u.shape == (5, 2, 3) and u.dtype == torch.bfloat16
+    assert u.device == torch.device("cuda", 0) and u.is_unified
+    assert len(u) == 5 and u.dim() == 3 and u.numel() == 30 and u.element_size() == 2
+    assert u.size() == (5, 2, 3) and u.size(1) == 2
+    assert "host-resident" in repr(u)
+
+
+def test_placement_rule_dispatch():
+    u = fake_unified(torch.arange(12.0).reshape(4, 3))
+    cpu_idx = torch.tensor([0, 2])
+    # Supported ops reach the gather (which then refuses the CPU index).
+    with pytest.raises(ValueError, match="CUDA index tensor"):
+        torch.index_select(u, 0, cpu_idx)
+    with pytest.raises(ValueError, match="CUDA index tensor"):
+        torch.index_select(u, dim=0, index=cpu_idx)
+    with pytest.raises(ValueError, match="CUDA index tensor"):
+        torch.nn.functional.embedding(cpu_idx, u)
+    with pytest.raises(ValueError, match="dim must be 0"):
+        torch.index_select(u, 1, cpu_idx)
+    with pytest.raises(TypeError, match="default options"):
+        torch.nn.functional.embedding(cpu_idx, u, padding_idx=0)
+    # Anything else is a clear TypeError, never a silent CPU computation.
+    for op in (lambda: torch.add(u, 1), lambda: torch.ones(3) + u, lambda: torch.matmul(u, torch.ones(3)),
+               lambda: torch.cat([u, u])):
+        with pytest.raises(TypeError, match="not supported on a hector UnifiedTensor"):
+            op()
