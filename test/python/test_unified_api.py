@@ -9,7 +9,7 @@ torch = pytest.importorskip("torch")
 from hector import _runtime  # noqa: E402
 from hector.unified import UnifiedTensor, _row_layout, check_index, unified  # noqa: E402
 
-from _unified_lib import cuda_driver_present, runtime_library  # noqa: E402
+from test_unified_support import cuda_driver_present, runtime_library  # noqa: E402
 
 
 def fake_unified(host, device="cuda:0"):

@@ -8,7 +8,7 @@ import pytest
 
 from hector.unified import CHUNK, LINE, chunk_order, row_plan
 
-from _unified_lib import runtime_library
+from test_unified_support import runtime_library
 
 
 def _sizes(rng):

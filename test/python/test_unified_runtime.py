@@ -9,7 +9,7 @@ import pytest
 from hector import _runtime
 from hector._runtime import GatherDesc
 
-from _unified_lib import cuda_driver_present, runtime_library
+from test_unified_support import cuda_driver_present, runtime_library
 
 
 @pytest.fixture(scope="module")
