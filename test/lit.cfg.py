@@ -21,6 +21,8 @@ config.substitutions.append(("%hector_src_root", config.hector_src_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# `not` and `count` come from the LLVM tools directory.
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
 tool_dirs = [config.hector_tools_dir, config.llvm_tools_dir]
 tools = ["hector-opt", "hectorc"]

@@ -65,18 +65,22 @@ bool dependsOnlySourceAndEdgeType(Value value) {
   auto allOperandsQualify = [](Operation *op) {
     return llvm::all_of(op->getOperands(), dependsOnlySourceAndEdgeType);
   };
+  // Dialect attributes are verified before the operation's own invariants,
+  // so nothing here may assume a well-formed operation.
   return llvm::TypeSwitch<Operation *, bool>(def)
       .Case([](TypedLinearOp op) {
-        switch (op.getFrom()) {
-        case Endpoint::Src:
-          return true;
-        case Endpoint::Edge:
-          return dependsOnlySourceAndEdgeType(op.getInput());
-        default:
+        EndpointAttr from = op.getFromAttr();
+        if (!from || op->getNumOperands() != 2)
           return false;
-        }
+        if (from.getValue() == Endpoint::Src)
+          return true;
+        return from.getValue() == Endpoint::Edge &&
+               dependsOnlySourceAndEdgeType(op->getOperand(1));
       })
-      .Case([](GatherOp op) { return op.getFrom() == Endpoint::Src; })
+      .Case([](GatherOp op) {
+        EndpointAttr from = op.getFromAttr();
+        return from && from.getValue() == Endpoint::Src;
+      })
       .Case([](TypedVectorOp) { return true; })
       .Case<DotOp, ScaleOp, ConstScaleOp, ConcatOp, AddOp, SubOp, MulOp, DivOp,
             ExpOp, ReluOp, TanhOp, SigmoidOp, NegOp, LeakyReluOp>(

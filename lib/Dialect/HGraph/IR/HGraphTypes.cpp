@@ -25,11 +25,18 @@ void HGraphDialect::registerTypes() {
 // Node-wise and edge-wise values: `<WIDTH x TYPE (, heads = H)?>`
 //===----------------------------------------------------------------------===//
 
+/// Bound on every width and dimension, so that products of sizes (per-head
+/// widths, element counts) never overflow.
+static constexpr int64_t kMaxDimension = int64_t(1) << 24;
+
 static LogicalResult
 verifyFeatureShape(function_ref<InFlightDiagnostic()> emitError,
                    int64_t width, Type elementType, int64_t heads) {
   if (width <= 0)
     return emitError() << "feature width must be positive, got " << width;
+  if (width > kMaxDimension)
+    return emitError() << "feature width " << width << " exceeds the limit "
+                       << kMaxDimension;
   if (!isa<FloatType>(elementType))
     return emitError() << "feature element type must be a float type, got "
                        << elementType;
@@ -145,8 +152,9 @@ LogicalResult WeightType::verify(function_ref<InFlightDiagnostic()> emitError,
                           "got rank "
                        << shape.size();
   for (int64_t dim : shape)
-    if (dim <= 0)
-      return emitError() << "weight dimensions must be positive, got " << dim;
+    if (dim <= 0 || dim > kMaxDimension)
+      return emitError() << "weight dimensions must be in [1, "
+                         << kMaxDimension << "], got " << dim;
   if (!isa<FloatType>(elementType))
     return emitError() << "weight element type must be a float type, got "
                        << elementType;

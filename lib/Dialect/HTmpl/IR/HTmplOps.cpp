@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace hector::htmpl;
@@ -87,7 +88,7 @@ LogicalResult GemmOp::verify() {
   std::optional<int64_t> k = staticDim(weight, kDim);
   std::optional<int64_t> n = staticDim(weight, nDim);
   auto times = [](std::optional<int64_t> a, std::optional<int64_t> b) {
-    return a && b ? std::optional<int64_t>(*a * *b) : std::nullopt;
+    return a && b ? llvm::checkedMul(*a, *b) : std::nullopt;
   };
   std::optional<int64_t> fullK = times(heads, k), fullN = times(heads, n);
 
@@ -312,7 +313,8 @@ void TraversalOp::print(OpAsmPrinter &p) {
   printGroup("outs", getOutputs());
   if (getLaunchBounds() != 256)
     p << " launch_bounds(" << getLaunchBounds() << ")";
-  p.printOptionalAttrDictWithKeyword((*this)->getAttrs());
+  p.printOptionalAttrDictWithKeyword(
+      (*this)->getDiscardableAttrDictionary().getValue());
   p << " ";
   p.printRegion(getBody(), /*printEntryBlockArgs=*/true,
                 /*printBlockTerminators=*/false);
