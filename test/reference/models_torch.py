@@ -29,9 +29,12 @@ warnings.filterwarnings("ignore", message=r"scatter_reduce\(\) is in beta")
 
 
 class TorchGraph:
-    """A graph preprocessed for the torch references (done once, outside any timed region)."""
+    """A graph preprocessed for the torch references (done once, outside any timed region).
 
-    def __init__(self, graph, device="cpu", tile=None):
+    float_dtype is the dtype of the stored RGCN norms: match it to the features.
+    """
+
+    def __init__(self, graph, device="cpu", tile=None, float_dtype=torch.float64):
         node_type, src, dst, etype = graph_arrays(graph)
         self.num_node_types, self.num_edge_types = type_counts(graph)
         if node_type.size and node_type.max() >= self.num_node_types:
@@ -66,7 +69,7 @@ class TorchGraph:
         self.src_p, self.dst_p, self.dst_scatter = to(src_p), to(dst_p), to(dst_scatter)
         self.edge_tile_type = to(tile_type)
         self.edge_row_type = to(np.repeat(tile_type, self.edge_tile))
-        self.norm = to(norm)
+        self.norm = torch.as_tensor(norm, dtype=float_dtype, device=self.device)
         self.node_p, self.node_tile_type, self.row_of_node = to(node_p), to(n_tile_type), to(row_of_node)
 
     # Bytes of the index arrays above: what a layer reads of the graph (for the benchmark's byte count).

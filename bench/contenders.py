@@ -1,0 +1,286 @@
+"""The peer contenders of bench/layers.py: PyTorch eager, torch.compile, and PyG 2.8 layers.
+
+Each contender is a factory `make(case, shared) -> Runner`. A Runner offers
+forward() (inference, no autograd) and train_step() (forward, NLL loss,
+backward into every input and weight), plus check(out) for correctness.
+Raise Skip to record a reasoned skip. Options used for the PyG layers, and
+where their math still differs from BRIEF.md section 4, are in
+docs/benchmarks-peers.md; keep the two in step.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from reference import PARAM_NAMES
+from reference import models_torch as mt
+
+try:
+    import torch_geometric
+    from torch_geometric.nn import FastRGCNConv, HGTConv, RGATConv, RGCNConv
+except ImportError:  # the CPU machines here have no PyG
+    torch_geometric = None
+
+
+class Skip(Exception):
+    """A contender that cannot run this case, with the reason."""
+
+
+class Shared:
+    """Per-dataset device structures, built once and shared by the contenders that use them.
+
+    bytes_of[key] is the device memory the structure took, charged to each user's footprint.
+    """
+
+    def __init__(self, graph, device):
+        self.graph, self.device = graph, device
+        self._cache, self.bytes_of = {}, {}
+
+    def get(self, key, build):
+        if key not in self._cache:
+            before = _allocated(self.device)
+            self._cache[key] = build()
+            self.bytes_of[key] = _allocated(self.device) - before
+        return self._cache[key]
+
+    def clear(self):
+        self._cache.clear()
+
+
+class Runner:
+    compiles = False
+    own_keys = ()  # Shared entries this runner uses
+
+    def __init__(self, case, shared):
+        self.case, self.shared = case, shared
+
+    def own_bytes(self):
+        return sum(self.shared.bytes_of.get(k, 0) for k in self.own_keys)
+
+    def check(self, out):
+        """Largest |out - reference| / max(1, max |reference|), or None without a reference."""
+        ref = self.case.ref_out
+        if ref is None or out is None:
+            return None
+        return rel_err(out, ref)
+
+
+def rel_err(out, ref):
+    return float((out.float() - ref).abs().max() / max(1.0, float(ref.abs().max())))
+
+
+# ------------------------------------------------------------ torch reference
+class ReferenceRunner(Runner):
+    """The differentiable torch reference (test/reference/models_torch.py), eager or compiled."""
+
+    own_keys = ("torch_graph",)
+
+    def __init__(self, case, shared, compile_it=False):
+        super().__init__(case, shared)
+        tg = shared.get("torch_graph", lambda: mt.TorchGraph(case.graph, case.device, float_dtype=torch.float32))
+        names, model, heads, labels = PARAM_NAMES[case.model], case.model, case.heads, case.labels
+
+        def fwd(h, *ws):
+            return mt.forward(model, tg, h, dict(zip(names, ws)), heads=heads)
+
+        def loss(h, *ws):
+            return mt.nll_loss(fwd(h, *ws), labels)
+
+        self.compiles = compile_it
+        if compile_it:
+            if not hasattr(torch, "compile"):
+                raise Skip(f"torch.compile needs torch >= 2.0 (this is {torch.__version__})")
+            torch._dynamo.reset()  # fresh caches: no recompile limit carried over from earlier cases
+            fwd, loss = torch.compile(fwd, dynamic=False), torch.compile(loss, dynamic=False)
+        self.fwd, self.loss = fwd, loss
+        self.inputs = [case.h] + [case.params[k] for k in names]
+        if case.mode == "training":
+            self.inputs = [x.detach().clone().requires_grad_() for x in self.inputs]
+
+    def forward(self):
+        with torch.no_grad():
+            return self.fwd(*self.inputs)
+
+    def train_step(self):
+        for x in self.inputs:
+            x.grad = None
+        self.loss(*self.inputs).backward()
+
+
+def eager(case, shared):
+    return ReferenceRunner(case, shared)
+
+
+def compiled(case, shared):
+    return ReferenceRunner(case, shared, compile_it=True)
+
+
+# ------------------------------------------------------------------ PyG layers
+def _need_pyg():
+    if torch_geometric is None:
+        raise Skip("torch_geometric is not installed")
+
+
+def _homo_graph(case, shared):
+    g = case.graph
+
+    def build():
+        ei = torch.stack([torch.as_tensor(g.src, dtype=torch.long), torch.as_tensor(g.dst, dtype=torch.long)])
+        return ei.to(case.device), torch.as_tensor(g.etype, dtype=torch.long, device=case.device)
+
+    return shared.get("pyg_homo", build)
+
+
+class HomoRunner(Runner):
+    """A PyG layer called as conv(x, edge_index, edge_type) on the homogeneous view."""
+
+    own_keys = ("pyg_homo", "module")
+
+    def __init__(self, case, shared, conv):
+        super().__init__(case, shared)
+        self.edge_index, self.edge_type = _homo_graph(case, shared)
+        before = _allocated(case.device)
+        self.conv = conv.to(case.device)
+        shared.bytes_of["module"] = _allocated(case.device) - before
+        self.h = case.h.detach().clone().requires_grad_(case.mode == "training")
+
+    def forward(self):
+        with torch.no_grad():
+            return self.conv(self.h, self.edge_index, self.edge_type)
+
+    def train_step(self):
+        self.h.grad = None
+        self.conv.zero_grad(set_to_none=True)
+        mt.nll_loss(self.conv(self.h, self.edge_index, self.edge_type), self.case.labels).backward()
+
+
+def _rgcn_conv(cls, case, shared):
+    _need_pyg()
+    p = case.params
+    din, dout = p["W"].shape[1], p["W"].shape[2]
+    # aggr="mean" per relation is c_e of BRIEF.md; root weight = W0; no bias.
+    conv = cls(din, dout, num_relations=p["W"].shape[0], aggr="mean", root_weight=True, bias=False)
+    with torch.no_grad():
+        conv.weight.copy_(p["W"])
+        conv.root.copy_(p["W0"])
+    return HomoRunner(case, shared, conv)
+
+
+def pyg_rgcn(case, shared):
+    return _rgcn_conv(RGCNConv if torch_geometric else None, case, shared)
+
+
+def pyg_fast_rgcn(case, shared):
+    return _rgcn_conv(FastRGCNConv if torch_geometric else None, case, shared)
+
+
+def pyg_rgat(case, shared):
+    """RGATConv, additive self-attention across relations, with q/k set block-diagonally per head.
+
+    PyG shares q (destination side, our b) and k (source side, our a) across
+    relations, so it computes BRIEF's RGAT with a_r = a_0, b_r = b_0; check()
+    compares against the reference with those tied vectors.
+    """
+    _need_pyg()
+    p, heads = case.params, case.heads
+    R, din, dout = p["W"].shape
+    dh = dout // heads
+    conv = RGATConv(din, dh, num_relations=R, heads=heads, concat=True, bias=False, dropout=0.0,
+                    negative_slope=0.2, attention_mechanism="across-relation",
+                    attention_mode="additive-self-attention")
+    block = torch.zeros(dout, heads, device=p["W"].device)
+    for k in range(heads):
+        block[k * dh:(k + 1) * dh, k] = 1.0
+    with torch.no_grad():
+        conv.weight.copy_(p["W"])
+        conv.k.copy_(block * p["a"][0][:, None])
+        conv.q.copy_(block * p["b"][0][:, None])
+    runner = HomoRunner(case, shared, conv)
+
+    def check(out):
+        tied = dict(p, a=p["a"][:1].expand_as(p["a"]), b=p["b"][:1].expand_as(p["b"]))
+        tg = shared.get("torch_graph", lambda: mt.TorchGraph(case.graph, case.device, float_dtype=torch.float32))
+        with torch.no_grad():
+            return rel_err(out, mt.forward("rgat", tg, case.h, tied, heads=heads))
+
+    runner.check = check
+    return runner
+
+
+class HGTRunner(Runner):
+    """PyG HGTConv on the typed view: x_dict per node type, edge_index_dict per edge type."""
+
+    own_keys = ("pyg_hetero", "module")
+
+    def __init__(self, case, shared):
+        _need_pyg()
+        super().__init__(case, shared)
+        g, dev = case.graph, case.device
+        self.ntypes, etypes, ids, eidx, self.lab = shared.get("pyg_hetero", lambda: _hetero_view(g, case.labels, dev))
+        d = case.h.shape[1]
+        before = _allocated(dev)
+        # group="sum" is the only aggregation in 2.8; PyG's own initialisation (different math: see docs).
+        self.conv = HGTConv(d, d, (self.ntypes, etypes), heads=case.heads).to(dev)
+        shared.bytes_of["module"] = _allocated(dev) - before
+        train = case.mode == "training"
+        self.x = {t: case.h[i].detach().clone().requires_grad_(train) for t, i in zip(self.ntypes, ids)}
+        self.edges = eidx
+
+    def forward(self):
+        with torch.no_grad():
+            return self.conv(self.x, self.edges)
+
+    def train_step(self):
+        for x in self.x.values():
+            x.grad = None
+        self.conv.zero_grad(set_to_none=True)
+        out = self.conv(self.x, self.edges)
+        have = [t for t in self.ntypes if out.get(t) is not None]
+        logits = torch.cat([out[t] for t in have])
+        labels = torch.cat([self.lab[t] for t in have])
+        mt.nll_loss(logits, labels).backward()
+
+    def check(self, out):
+        return None  # different math (GELU, gated skip, biases): no exact reference
+
+
+def _hetero_view(g, labels, device):
+    """Node types 'n<t>', edge types ('n<s>', 'r<r>', 'n<d>') with edges, local ids per node type."""
+    T, R = g.num_node_types, g.num_edge_types
+    ntypes = [f"n{t}" for t in range(T)]
+    ids = [np.flatnonzero(g.node_type == t) for t in range(T)]
+    local = np.empty(g.num_nodes, np.int64)
+    for i in ids:
+        local[i] = np.arange(i.size)
+    order = np.argsort(g.etype, kind="stable")
+    bounds = np.searchsorted(g.etype[order], np.arange(R + 1))
+    etypes, eidx = [], {}
+    for r in range(R):
+        sel = order[bounds[r]:bounds[r + 1]]
+        if sel.size == 0:
+            continue
+        s, d = g.edge_type_endpoints[r]
+        key = (f"n{s}", f"r{r}", f"n{d}")
+        etypes.append(key)
+        eidx[key] = torch.as_tensor(np.stack([local[g.src[sel]], local[g.dst[sel]]]), device=device)
+    ids_t = [torch.as_tensor(i, device=device) for i in ids]
+    lab = {t: labels[i] for t, i in zip(ntypes, ids_t)}
+    return ntypes, etypes, ids_t, eidx, lab
+
+
+def pyg_hgt(case, shared):
+    return HGTRunner(case, shared)
+
+
+# Contenders per model, in table order. Hector's own rows are added here later.
+CONTENDERS = {
+    "rgcn": {"torch-eager": eager, "torch-compile": compiled, "pyg-RGCNConv": pyg_rgcn,
+             "pyg-FastRGCNConv": pyg_fast_rgcn},
+    "rgat": {"torch-eager": eager, "torch-compile": compiled, "pyg-RGATConv": pyg_rgat},
+    "hgt": {"torch-eager": eager, "torch-compile": compiled, "pyg-HGTConv": pyg_hgt},
+}
+
+
+def _allocated(device):
+    return torch.cuda.memory_allocated(device) if device.type == "cuda" else 0
