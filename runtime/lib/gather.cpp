@@ -61,8 +61,10 @@ int validate(const hector_gather_desc* d) {
     return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_gather: source extent overflows");
   if (d->n_index > 0 && d->dst_stride > 0 && d->n_index - 1 > (INT64_MAX - d->row_bytes) / d->dst_stride)
     return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_gather: destination extent overflows");
-  if (d->n_index > 0 && (!d->index || !d->dst))
-    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_gather: index and dst must be non-NULL");
+  if (d->n_index > 0 && !d->index)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_gather: index must be non-NULL");
+  if (d->n_index > 0 && d->row_bytes > 0 && !d->dst)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_gather: dst must be non-NULL");
   if (d->n_index > 0 && d->row_bytes > 0 && d->src_rows > 0 && !d->src)
     return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_gather: src is NULL");
   if (d->device < 0)

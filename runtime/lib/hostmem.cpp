@@ -57,9 +57,15 @@ CUdeviceptr mapped_address(const Driver* cu, uintptr_t host) {
   return r == CUDA_SUCCESS ? dptr : 0;
 }
 
-// Registers the uncovered page range [lo, hi) as one region.
-int add_region(const Driver* cu, uintptr_t lo, uintptr_t hi, int device) {
-  const bool pinned_elsewhere = mapped_address(cu, lo) != 0 && mapped_address(cu, hi - 1) != 0;
+// Registers the uncovered page range [lo, hi) as one region; [p, p_end) is
+// the caller's byte range (pinned allocations of others need not fill whole
+// pages, so that is what is probed).
+int add_region(const Driver* cu, uintptr_t lo, uintptr_t hi, uintptr_t p, uintptr_t p_end,
+               int device) {
+  const uintptr_t probe_lo = lo > p ? lo : p;
+  const uintptr_t probe_hi = hi < p_end ? hi : p_end;
+  const bool pinned_elsewhere =
+      mapped_address(cu, probe_lo) != 0 && mapped_address(cu, probe_hi - 1) != 0;
   if (!pinned_elsewhere) {
     CUresult r = cu->cuMemHostRegister(reinterpret_cast<void*>(lo), hi - lo,
                                        CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
@@ -107,13 +113,13 @@ extern "C" int hector_host_register(void* ptr, size_t bytes, int device, void** 
   };
   for (auto it : overlapping(lo, hi)) {
     if (it->first > cursor) {
-      if (int s = add_region(cu, cursor, it->first, device)) { undo(); return s; }
+      if (int s = add_region(cu, cursor, it->first, p, p + bytes, device)) { undo(); return s; }
       added.push_back(cursor);
     }
     cursor = it->second.end;
   }
   if (cursor < hi) {
-    if (int s = add_region(cu, cursor, hi, device)) { undo(); return s; }
+    if (int s = add_region(cu, cursor, hi, p, p + bytes, device)) { undo(); return s; }
     added.push_back(cursor);
   }
   // With unified addressing the mapping is the identity, so a range spanning

@@ -1,4 +1,4 @@
-"""Support for the unified-tensor tests (no tests here): finds libhector_runtime.so,
+"""Support for the unified-tensor tests (no tests here): finds libhector_runtime.so, building the
 runtime into a temporary folder when no build exists yet (CI runs pytest on a
 fresh clone). Skips only when there is no compiler toolchain to build it."""
 

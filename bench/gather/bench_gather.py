@@ -1,0 +1,224 @@
+#!/usr/bin/env python3
+"""Zero-copy gather benchmark: the gather table of BRIEF.md section 6 and the
+2048..2076 byte row-size sweep.
+
+For each (rows gathered x row bytes) it times, on one GPU, gathers of random
+rows out of a large host-resident table (several GB, far larger than L2):
+  cpu+copy  torch.index_select on the pinned CPU table into a pinned staging
+            buffer, then a non_blocking copy to the GPU (wall clock, synced)
+  naive     zero-copy kernel, one thread per 4-byte element (ours, for
+            comparison: HECTOR_GATHER_NAIVE)
+  ours      hector.unified gather (check off: no sync in the timed region)
+  ideal     the gathered bytes moved by one pinned host->device copy of the
+            same size, measured in the same run (the PCIe limit for that
+            transfer); `peak` is bytes / the bandwidth of a 1 GiB copy.
+GPU times are CUDA-event medians over --reps runs, each with fresh random
+indices. Prints a markdown table and writes JSON.
+
+    python3 bench/gather/bench_gather.py --out results.json
+"""
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+import torch
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(_REPO, "python"))
+
+from hector import _runtime  # noqa: E402
+from hector.unified import unified  # noqa: E402
+
+TABLE = [(8192, 256), (65536, 1024), (262144, 2048), (262144, 2052)]
+ANCHOR_H200 = {  # BRIEF.md section 6, ms: cpu+copy, naive, ideal
+    (8192, 256): (0.107, 0.059, 0.050),
+    (65536, 1024): (4.49, 1.33, 1.22),
+    (262144, 2048): (19.7, 10.9, 9.7),
+    (262144, 2052): (22.9, 18.0, 9.7),
+}
+
+
+def fill_random(buf_u8: torch.Tensor) -> None:
+    """Fills a big uint8 tensor with random bytes quickly: one random 64 MB
+    block, copied over the buffer (torch parallelises the copies)."""
+    block = torch.randint(0, 256, (64 << 20,), dtype=torch.uint8)
+    n = buf_u8.numel()
+    for start in range(0, n, block.numel()):
+        end = min(n, start + block.numel())
+        buf_u8[start:end].copy_(block[: end - start])
+        block = block.roll(4097)  # rows that repeat the block still differ
+
+
+def event_ms(fn, reps: int, warmup: int = 3) -> list[float]:
+    """Per-run times of fn() in ms, measured with CUDA events; fn(i) gets the
+    run number (to pick fresh indices)."""
+    for i in range(warmup):
+        fn(i)
+    times = []
+    for i in range(reps):
+        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn(warmup + i)
+        stop.record()
+        stop.synchronize()
+        times.append(start.elapsed_time(stop))
+    return times
+
+
+def wall_ms(fn, reps: int, warmup: int = 2) -> list[float]:
+    for i in range(warmup):
+        fn(i)
+        torch.cuda.synchronize()
+    times = []
+    for i in range(reps):
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        fn(warmup + i)
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+    return times
+
+
+def bench_config(host_f32, n, row_bytes, reps, dev, staging, copy_src, check_cpu=True):
+    cols = row_bytes // 4
+    rows = host_f32.numel() // cols
+    table = host_f32[: rows * cols].view(rows, cols)
+    u = unified(table, device=dev, check=False)
+    nsets = reps + 8
+    gen = torch.Generator(device=dev).manual_seed(n * 7919 + row_bytes)
+    idx_dev = [torch.randint(0, rows, (n,), device=dev, generator=gen) for _ in range(nsets)]
+    idx_cpu = [i.cpu() for i in idx_dev]
+    out = torch.empty(n, cols, device=dev)
+    nbytes = n * row_bytes
+
+    def ours(i):
+        u.gather(idx_dev[i % nsets], out=out, check=False)
+
+    def naive(i):
+        u.gather(idx_dev[i % nsets], out=out, check=False, _flags=_runtime.GATHER_NAIVE)
+
+    stage = staging[:nbytes].view(torch.float32).view(n, cols)
+
+    def cpu_copy(i):
+        torch.index_select(table, 0, idx_cpu[i % nsets], out=stage)
+        out.copy_(stage, non_blocking=True)
+
+    dst_bytes = torch.empty(nbytes, dtype=torch.uint8, device=dev)
+
+    def ideal(i):
+        dst_bytes.copy_(copy_src[:nbytes], non_blocking=True)
+
+    # Correctness first (one check per method), then the timings.
+    ref = table[idx_cpu[0]]
+    ours(0)
+    torch.cuda.synchronize()
+    ok_ours = torch.equal(out.cpu(), ref)
+    naive(0)
+    torch.cuda.synchronize()
+    ok_naive = torch.equal(out.cpu(), ref)
+    result = {
+        "rows_gathered": n,
+        "row_bytes": row_bytes,
+        "bytes": nbytes,
+        "table_rows": rows,
+        "variant": _runtime.gather_variant(_runtime.GatherDesc(
+            src=u._dev_ptr, src_rows=rows, src_stride=row_bytes, row_bytes=row_bytes,
+            index=idx_dev[0].data_ptr(), n_index=n, index_bytes=8, flags=0,
+            dst=out.data_ptr(), dst_stride=row_bytes, device=dev.index, reserved=0,
+            stream=None)),
+        "correct_ours": ok_ours,
+        "correct_naive": ok_naive,
+        "ours_ms": statistics.median(event_ms(ours, reps)),
+        "naive_ms": statistics.median(event_ms(naive, reps)),
+        "ideal_ms": statistics.median(event_ms(ideal, reps)),
+    }
+    if check_cpu:
+        result["cpu_copy_ms"] = statistics.median(wall_ms(cpu_copy, max(5, reps // 3)))
+    return result
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--table-gb", type=float, default=8.0, help="host table size")
+    ap.add_argument("--reps", type=int, default=30)
+    ap.add_argument("--sweep-rows", type=int, default=262144)
+    ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gather.json"))
+    args = ap.parse_args()
+
+    dev = torch.device("cuda", 0)
+    torch.cuda.init()
+    gpu = torch.cuda.get_device_name(dev)
+    print(f"# GPU: {gpu}; torch {torch.__version__}; CPU threads {torch.get_num_threads()}",
+          flush=True)
+
+    t0 = time.perf_counter()
+    nbytes = int(args.table_gb * (1 << 30)) // 4096 * 4096
+    host = torch.empty(nbytes, dtype=torch.uint8)
+    fill_random(host)
+    t1 = time.perf_counter()
+    whole = unified(host, device=dev)  # pins the whole table once
+    t2 = time.perf_counter()
+    print(f"# table {nbytes / 2**30:.1f} GiB: filled in {t1 - t0:.1f} s, "
+          f"pinned+mapped in {t2 - t1:.1f} s", flush=True)
+    host_f32 = host.view(torch.float32)
+
+    max_bytes = max(n * rb for n, rb in TABLE + [(args.sweep_rows, 2076)])
+    staging = torch.empty(max_bytes, dtype=torch.uint8).pin_memory()
+    copy_src = torch.empty(1 << 30, dtype=torch.uint8).pin_memory()
+    copy_src.copy_(host[: 1 << 30])
+    peak_dst = torch.empty(1 << 30, dtype=torch.uint8, device=dev)
+    peak_ms = statistics.median(
+        event_ms(lambda i: peak_dst.copy_(copy_src, non_blocking=True), 10))
+    peak_gbs = (1 << 30) / peak_ms / 1e6
+    print(f"# pinned host->device copy of 1 GiB: {peak_ms:.2f} ms = {peak_gbs:.1f} GB/s",
+          flush=True)
+
+    results = {"gpu": gpu, "torch": torch.__version__, "peak_h2d_gbs": peak_gbs,
+               "table_gib": nbytes / 2**30, "reps": args.reps, "table": [], "sweep": []}
+    for n, rb in TABLE:
+        r = bench_config(host_f32, n, rb, args.reps, dev, staging, copy_src)
+        r["peak_ms"] = r["bytes"] / peak_gbs / 1e6
+        results["table"].append(r)
+        print(f"# {n}x{rb}: {r}", flush=True)
+    if not args.no_sweep:
+        for rb in range(2048, 2077, 4):
+            r = bench_config(host_f32, args.sweep_rows, rb, args.reps, dev, staging, copy_src,
+                             check_cpu=False)
+            r["peak_ms"] = r["bytes"] / peak_gbs / 1e6
+            results["sweep"].append(r)
+            print(f"# sweep {rb}: {r}", flush=True)
+    del whole
+
+    os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump(results, f, indent=1)
+
+    print(f"\n## Gather table ({gpu}; ms, median of {args.reps}; ideal = same-size pinned "
+          f"copy; peak = bytes / {peak_gbs:.1f} GB/s)\n")
+    print("| config | CPU gather + copy | naive zero-copy | ours | PCIe ideal | peak | "
+          "ours / ideal | kernel | correct |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in results["table"]:
+        label = f"{r['rows_gathered'] // 1024}K x {r['row_bytes']} B"
+        print(f"| {label} | {r['cpu_copy_ms']:.3f} | {r['naive_ms']:.3f} | {r['ours_ms']:.3f} | "
+              f"{r['ideal_ms']:.3f} | {r['peak_ms']:.3f} | {r['ours_ms'] / r['ideal_ms']:.3f} | "
+              f"{r['variant']} | {r['correct_ours'] and r['correct_naive']} |")
+    if results["sweep"]:
+        print(f"\n## Row-size sweep ({args.sweep_rows} rows; ms)\n")
+        print("| row bytes | naive | ours | ideal | ours / ideal | naive / ours | kernel |")
+        print("|---|---|---|---|---|---|---|")
+        for r in results["sweep"]:
+            print(f"| {r['row_bytes']} | {r['naive_ms']:.3f} | {r['ours_ms']:.3f} | "
+                  f"{r['ideal_ms']:.3f} | {r['ours_ms'] / r['ideal_ms']:.3f} | "
+                  f"{r['naive_ms'] / r['ours_ms']:.2f} | {r['variant']} |")
+    worst = max(r["ours_ms"] / r["ideal_ms"] for r in results["table"] + results["sweep"])
+    print(f"\nworst ours / ideal: {worst:.3f} (goal <= 1.10)")
+
+
+if __name__ == "__main__":
+    main()
