@@ -19,6 +19,20 @@ namespace {
 StringRef domainName(FeatureType type) {
   return type.isEdgeWise() ? "edge-wise" : "node-wise";
 }
+
+/// Checks that `result` rows have the shape of `input` rows (width, heads,
+/// element type), for ops that move rows between domains unchanged.
+LogicalResult verifySameRowShape(Operation *op, Value input, Value result) {
+  auto in = cast<FeatureType>(input.getType());
+  auto out = cast<FeatureType>(result.getType());
+  if (in.getWidth() == out.getWidth() && in.getHeads() == out.getHeads() &&
+      in.getElementType() == out.getElementType())
+    return success();
+  return op->emitOpError("result ")
+         << result.getType()
+         << " must have the width, heads and element type of the input "
+         << input.getType();
+}
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -270,16 +284,7 @@ LogicalResult GatherOp::verify() {
   if (getFrom() != Endpoint::Src && getFrom() != Endpoint::Dst)
     return emitOpError("reads at 'src' or 'dst', got '")
            << stringifyEndpoint(getFrom()) << "'";
-  auto input = cast<FeatureType>(getInput().getType());
-  auto result = cast<FeatureType>(getResult().getType());
-  if (input.getWidth() != result.getWidth() ||
-      input.getHeads() != result.getHeads() ||
-      input.getElementType() != result.getElementType())
-    return emitOpError("result ")
-           << getResult().getType()
-           << " must have the width, heads and element type of the input "
-           << getInput().getType();
-  return success();
+  return verifySameRowShape(*this, getInput(), getResult());
 }
 
 LogicalResult RelationNormOp::verify() {
@@ -300,14 +305,7 @@ LogicalResult AggregateOp::verify() {
   if (result.isEdgeWise())
     return emitOpError("produces a node-wise value, got ")
            << getResult().getType();
-  if (input.getWidth() != result.getWidth() ||
-      input.getHeads() != result.getHeads() ||
-      input.getElementType() != result.getElementType())
-    return emitOpError("result ")
-           << getResult().getType()
-           << " must have the width, heads and element type of the input "
-           << getInput().getType();
-  return success();
+  return verifySameRowShape(*this, getInput(), getResult());
 }
 
 LogicalResult EdgeSoftmaxOp::verify() {
