@@ -2,6 +2,7 @@
 
 #include "hector/InitAll.h"
 
+#include "hector/Conversion/Passes.h"
 #include "hector/Dialect/HGraph/IR/HGraph.h"
 #include "hector/Dialect/HTmpl/IR/HTmpl.h"
 
@@ -17,3 +18,5 @@ void hector::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::math::MathDialect, mlir::memref::MemRefDialect,
                   mlir::scf::SCFDialect>();
 }
+
+void hector::registerAllPasses() { registerHectorConversionPasses(); }

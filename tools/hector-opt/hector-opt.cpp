@@ -14,6 +14,7 @@
 
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
+  hector::registerAllPasses();
   mlir::DialectRegistry registry;
   // Upstream dialects and passes are all available so that lit tests can run
   // any upstream pipeline on what Hector's passes produce.

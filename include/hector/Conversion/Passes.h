@@ -1,0 +1,26 @@
+//===- Passes.h - Hector conversion passes ----------------------*- C++ -*-===//
+
+#ifndef HECTOR_CONVERSION_PASSES_H
+#define HECTOR_CONVERSION_PASSES_H
+
+#include "hector/Dialect/HTmpl/IR/HTmpl.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/Pass/Pass.h"
+
+namespace hector {
+
+#define GEN_PASS_DECL
+#include "hector/Conversion/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "hector/Conversion/Passes.h.inc"
+
+} // namespace hector
+
+#endif // HECTOR_CONVERSION_PASSES_H

@@ -1,0 +1,41 @@
+//===- Passes.td - Hector conversion passes ----------------*- tablegen -*-===//
+
+#ifndef HECTOR_CONVERSION_PASSES_TD
+#define HECTOR_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def HGraphToHTmpl : Pass<"hgraph-to-htmpl", "mlir::ModuleOp"> {
+  let summary = "Lower hgraph functions to htmpl GEMM and traversal instances";
+  let description = [{
+    Rewrites every `hgraph.func` into a `func.func` entry point over
+    `memref`s (the runtime ABI of docs/compilation.md): graph arrays built by
+    the runtime's preprocessing, node features, weights and preallocated
+    outputs. The body is a sequence of `htmpl.gemm` and `htmpl.traversal`
+    instances chosen greedily (GEMM first, then fused traversals, then a
+    generic traversal fallback) plus `memref.alloc` for the temporaries that
+    must reach memory.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect", "::hector::htmpl::HTmplDialect"
+  ];
+}
+
+def HTmplToLoops : Pass<"htmpl-to-loops", "mlir::ModuleOp"> {
+  let summary = "Lower htmpl instances to parallel loop nests";
+  let description = [{
+    Rewrites `htmpl.gemm` and `htmpl.traversal` into `scf.parallel` loop nests
+    over `memref`s with `arith`/`math` bodies; `htmpl.accumulate` becomes
+    `memref.atomic_rmw`. The result runs on the CPU (parallel loops lowered to
+    sequential ones) and maps onto GPU threads (parallel loops mapped to
+    blocks and threads).
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::math::MathDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // HECTOR_CONVERSION_PASSES_TD
