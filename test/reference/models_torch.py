@@ -10,7 +10,8 @@ The same math as models_numpy.py, written to be fast enough to serve as the
   a fixed number of operators whatever the number of types, with static shapes.
 * Pad rows gather node 0 and scatter into a dummy node N that is dropped, so
   they never touch a result.
-* Reductions over incoming edges use index_add / scatter_reduce (torch 1.13 and 2.x).
+* Reductions over incoming edges use index_add / scatter_reduce (torch 1.13 and 2.x);
+  gathers use index_select, whose backward is index_add.
 """
 
 from __future__ import annotations
@@ -81,7 +82,7 @@ class TorchGraph:
 def rgcn(g: TorchGraph, h, W, W0):
     """out[t] = h[t] @ W0 + sum_{e: dst=t} c_e (h[src e] @ W[etype e])."""
     _check(g, h, W.shape[1])
-    msg = _edge_linear(g, h[g.src_p], W) * g.norm.to(h.dtype)[:, None]
+    msg = _edge_linear(g, _rows(h, g.src_p), W) * g.norm.to(h.dtype)[:, None]
     return h @ W0 + _scatter_sum(g, msg)
 
 
@@ -90,10 +91,10 @@ def rgat(g: TorchGraph, h, W, a, b, heads: int):
     _check(g, h, W.shape[1])
     dout = W.shape[2]
     dh = _head_size(dout, heads)
-    z = _edge_linear(g, h[g.src_p], W)
-    zt = _edge_linear(g, h[g.dst_p], W)
+    z = _edge_linear(g, _rows(h, g.src_p), W)
+    zt = _edge_linear(g, _rows(h, g.dst_p), W)
     tiles, rows = g.edge_tile_type.shape[0], z.shape[0]
-    a_t, b_t = a[g.edge_tile_type][:, None, :], b[g.edge_tile_type][:, None, :]  # one per tile, not per edge
+    a_t, b_t = _rows(a, g.edge_tile_type)[:, None, :], _rows(b, g.edge_tile_type)[:, None, :]  # one per tile, not per edge
     score = (z.view(tiles, -1, dout) * a_t + zt.view(tiles, -1, dout) * b_t).view(rows, heads, dh).sum(2)
     alpha = edge_softmax(g, F.leaky_relu(score, 0.2))
     return _scatter_sum(g, (alpha[:, :, None] * z.view(rows, heads, dh)).view(rows, dout))
@@ -109,10 +110,10 @@ def hgt(g: TorchGraph, h, K, Q, V, A, Watt, Wmsg, mu):
     q = _node_linear(g, h, Q)
     v = _node_linear(g, h, V)
     rows = g.src_p.shape[0]
-    k_att = _edge_head_linear(g, k[g.src_p].view(rows, heads, dh), Watt)
-    score = (k_att * q[g.dst_p].view(rows, heads, dh)).sum(2) * mu[g.edge_row_type] / math.sqrt(dh)
+    k_att = _edge_head_linear(g, _rows(k, g.src_p).view(rows, heads, dh), Watt)
+    score = (k_att * _rows(q, g.dst_p).view(rows, heads, dh)).sum(2) * _rows(mu, g.edge_row_type) / math.sqrt(dh)
     alpha = edge_softmax(g, score)
-    m = _edge_head_linear(g, v[g.src_p].view(rows, heads, dh), Wmsg)
+    m = _edge_head_linear(g, _rows(v, g.src_p).view(rows, heads, dh), Wmsg)
     agg = _scatter_sum(g, (alpha[:, :, None] * m).view(rows, d))
     return _node_linear(g, agg, A) + h
 
@@ -123,9 +124,9 @@ def edge_softmax(g: TorchGraph, score):
     peak = torch.full((g.num_nodes + 1, score.shape[1]), -math.inf, dtype=score.dtype, device=score.device)
     # The shift cancels in the softmax, so it needs no gradient.
     peak = peak.scatter_reduce(0, idx, score.detach(), reduce="amax", include_self=True)
-    ex = torch.exp(score - peak[g.dst_scatter])
+    ex = torch.exp(score - _rows(peak, g.dst_scatter))
     total = torch.zeros_like(peak).index_add(0, g.dst_scatter, ex)
-    return ex / total[g.dst_scatter]
+    return ex / _rows(total, g.dst_scatter)
 
 
 def nll_loss(out, labels):
@@ -153,25 +154,31 @@ def to_torch(params: dict, device="cpu", dtype=torch.float32, requires_grad=Fals
 
 
 # ---------------------------------------------------------------------- helpers
+def _rows(x, idx):
+    """x[idx] along dim 0. index_select's backward is an atomic index_add; x[idx]'s is
+    index_put(accumulate=True), which sorts the indices on CUDA and is much slower."""
+    return torch.index_select(x, 0, idx)
+
+
 def _edge_linear(g, x, W):
     """Row i of x (padded edge rows) times W[type of row i], one bmm over tiles."""
     tiles = g.edge_tile_type.shape[0]
-    y = torch.bmm(x.view(tiles, g.edge_tile, x.shape[1]), W[g.edge_tile_type])
+    y = torch.bmm(x.view(tiles, g.edge_tile, x.shape[1]), _rows(W, g.edge_tile_type))
     return y.view(-1, W.shape[2])
 
 
 def _edge_head_linear(g, x, W):
     """x [rows, H, dh] times W[type of row, head] [dh, dh]."""
     tiles = g.edge_tile_type.shape[0]
-    y = torch.einsum("tbhi,thio->tbho", x.view(tiles, g.edge_tile, x.shape[1], x.shape[2]), W[g.edge_tile_type])
+    y = torch.einsum("tbhi,thio->tbho", x.view(tiles, g.edge_tile, x.shape[1], x.shape[2]), _rows(W, g.edge_tile_type))
     return y.reshape(x.shape[0], x.shape[1], W.shape[3])
 
 
 def _node_linear(g, x, W):
     """Row v of x times W[node type of v], through the node tiles, back in node order."""
     tiles = g.node_tile_type.shape[0]
-    y = torch.bmm(x[g.node_p].view(tiles, g.node_tile, x.shape[1]), W[g.node_tile_type])
-    return y.view(-1, W.shape[2])[g.row_of_node]
+    y = torch.bmm(_rows(x, g.node_p).view(tiles, g.node_tile, x.shape[1]), _rows(W, g.node_tile_type))
+    return _rows(y.view(-1, W.shape[2]), g.row_of_node)
 
 
 def _scatter_sum(g, msg):
