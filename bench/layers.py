@@ -38,7 +38,6 @@ from hector.datasets.heterograph import compaction_ratio  # noqa: E402
 from hector.datasets.shapes import DATASETS  # noqa: E402
 from hector.datasets.synthetic import generate  # noqa: E402
 from reference import make_params  # noqa: E402
-from reference import models_torch as mt  # noqa: E402
 
 MODELS = ("rgcn", "rgat", "hgt")
 MODES = ("inference", "training")

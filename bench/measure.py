@@ -75,10 +75,12 @@ def time_calls(fn, device: torch.device, *, warmup: int, max_iters: int, budget_
 def measure_bandwidth(device: torch.device, nbytes: int = 1 << 30, reps: int = 10) -> float:
     """Memory bandwidth in bytes/s from a large device-to-device copy, counting bytes read + written."""
     n = nbytes // 4
+    ms = _copy_ms(device, n, reps)
+    free(device)  # the buffers died with _copy_ms
+    return 2.0 * n * 4 / (ms / 1e3)
+
+
+def _copy_ms(device, n, reps):
     a = torch.empty(n, dtype=torch.float32, device=device).uniform_()
     b = torch.empty_like(a)
-    b.copy_(a)  # warm-up
-    ms, _ = time_calls(lambda: b.copy_(a), device, warmup=2, max_iters=reps, budget_s=5.0)
-    del a, b
-    free(device)
-    return 2.0 * n * 4 / (ms / 1e3)
+    return time_calls(lambda: b.copy_(a), device, warmup=2, max_iters=reps, budget_s=5.0)[0]

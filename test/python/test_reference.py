@@ -74,7 +74,7 @@ def test_rgat_by_hand_destination_term():
     b = np.array([[1.0], [-1.0]])
     s0 = 0.5 * 1.0 + 1.0 * (2.0 * 1.0)  # = 2.5
     s1 = 0.0 * 3.0 + -1.0 * (2.0 * 3.0)  # = -6 -> leaky -1.2
-    w0, w1 = math.exp(s0), math.exp(-1.2)
+    w0, w1 = math.exp(s0), math.exp(0.2 * s1)
     out = mn.rgat(g, h, W, a, b, heads=1)
     assert np.allclose(out[2], (w0 * 1.0 + w1 * 3.0) / (w0 + w1))
 

@@ -19,7 +19,7 @@ def rgcn(graph, h, W, W0):
     """out[t] = h[t] @ W0 + sum_{e: dst=t} c_e * (h[src e] @ W[etype e]), c_e = 1/|in-edges of t of type etype e|."""
     node_type, src, dst, etype = graph_arrays(graph)
     h, W, W0 = _f64(h), _f64(W), _f64(W0)
-    n, r = h.shape[0], W.shape[0]
+    r = W.shape[0]
     _check_rows(h, node_type, "h")
     _check_types(etype, r, "W")
     msg = _typed_rows(h[src], W, etype)

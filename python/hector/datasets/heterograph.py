@@ -9,7 +9,7 @@ compiler's preprocessing all read.
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 import numpy as np
 
