@@ -31,7 +31,7 @@ _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__
 sys.path.insert(0, os.path.join(_REPO, "python"))
 
 from hector import _runtime  # noqa: E402
-from hector.unified import unified  # noqa: E402
+from hector.unified import host_empty, unified  # noqa: E402
 
 TABLE = [(8192, 256), (65536, 1024), (262144, 2048), (262144, 2052)]
 ANCHOR_H200 = {  # BRIEF.md section 6, ms: cpu+copy, naive, ideal
@@ -51,6 +51,77 @@ def fill_random(buf_u8: torch.Tensor) -> None:
         end = min(n, start + block.numel())
         buf_u8[start:end].copy_(block[: end - start])
         block = block.roll(4097)  # rows that repeat the block still differ
+
+
+def sys_text(path: str) -> str:
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError:
+        return "unavailable"
+
+
+def anon_huge_pages() -> str:
+    for line in sys_text("/proc/meminfo").splitlines():
+        if line.startswith("AnonHugePages"):
+            return line.split(":", 1)[1].strip()
+    return "unknown"
+
+
+def host_table(nbytes: int, backing: str):
+    """A host uint8 table of nbytes: 'malloc' (torch.empty), 'thp' (2 MB
+    transparent huge pages), 'nothp' (4 KB pages forced), or 'hostalloc'
+    (cuMemHostAlloc through the runtime: pinned by the driver)."""
+    import mmap
+
+    if backing == "malloc":
+        return torch.empty(nbytes, dtype=torch.uint8), None
+    if backing == "thp":
+        return host_empty(nbytes, torch.uint8), None
+    if backing == "nothp":
+        buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+        if hasattr(mmap, "MADV_NOHUGEPAGE"):
+            buf.madvise(mmap.MADV_NOHUGEPAGE)
+        return torch.frombuffer(buf, dtype=torch.uint8), None
+    if backing == "hostalloc":
+        import ctypes
+
+        ptr, _ = _runtime.host_alloc(nbytes, 0)
+        buf = (ctypes.c_ubyte * nbytes).from_address(ptr)
+        return torch.frombuffer(buf, dtype=torch.uint8), ptr
+    raise ValueError(backing)
+
+
+def backing_experiment(table_gib: float, reps: int, dev, staging, copy_src):
+    """Ours on tables of different page backing (and one small table): does
+    the GPU's address translation of host pages limit random gathers?"""
+    out = []
+    configs = [(8192, 256), (65536, 1024), (262144, 2052)]
+    cases = [("malloc", table_gib), ("nothp", table_gib), ("thp", table_gib),
+             ("hostalloc", table_gib), ("malloc", 0.0625)]
+    for backing, gib in cases:
+        nbytes = int(gib * (1 << 30)) // 4096 * 4096
+        host, freeptr = host_table(nbytes, backing)
+        t0 = time.perf_counter()
+        fill_random(host)
+        t1 = time.perf_counter()
+        whole = unified(host, device=dev)
+        t2 = time.perf_counter()
+        huge = anon_huge_pages()
+        for n, rb in configs:
+            r = bench_config(host.view(torch.float32), n, rb, reps, dev, staging, copy_src,
+                             check_cpu=False)
+            r.update(backing=backing, table_gib=gib, fill_s=t1 - t0, pin_s=t2 - t1,
+                     anon_huge_pages=huge)
+            out.append(r)
+            print(f"# backing {backing} {gib} GiB {n}x{rb}: ours {r['ours_ms']:.3f} naive "
+                  f"{r['naive_ms']:.3f} ideal {r['ideal_ms']:.3f} ok {r['correct_ours']} "
+                  f"(fill {t1 - t0:.1f} s, pin {t2 - t1:.1f} s, AnonHugePages {huge})", flush=True)
+        del whole
+        if freeptr:
+            del host
+            _runtime.host_free(freeptr)
+    return out
 
 
 def event_ms(fn, reps: int, warmup: int = 3) -> list[float]:
@@ -116,10 +187,12 @@ def bench_config(host_f32, n, row_bytes, reps, dev, staging, copy_src, check_cpu
     ref = table[idx_cpu[0]]
     ours(0)
     torch.cuda.synchronize()
-    ok_ours = torch.equal(out.cpu(), ref)
+    # Compare bits: random bytes read as float32 include NaNs.
+    ok_ours = torch.equal(out.cpu().view(torch.int32), ref.view(torch.int32))
+    out.zero_()
     naive(0)
     torch.cuda.synchronize()
-    ok_naive = torch.equal(out.cpu(), ref)
+    ok_naive = torch.equal(out.cpu().view(torch.int32), ref.view(torch.int32))
     result = {
         "rows_gathered": n,
         "row_bytes": row_bytes,
@@ -147,6 +220,12 @@ def main():
     ap.add_argument("--reps", type=int, default=30)
     ap.add_argument("--sweep-rows", type=int, default=262144)
     ap.add_argument("--no-sweep", action="store_true")
+    ap.add_argument("--backing", default="auto",
+                    choices=["auto", "malloc", "thp", "nothp", "hostalloc"],
+                    help="host memory of the main table; auto: the fastest of the "
+                         "backing experiment")
+    ap.add_argument("--experiment-gib", type=float, default=4.0,
+                    help="table size of the backing experiment (0: skip it)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gather.json"))
     args = ap.parse_args()
 
@@ -156,21 +235,12 @@ def main():
     print(f"# GPU: {gpu}; torch {torch.__version__}; CPU threads {torch.get_num_threads()}",
           flush=True)
 
-    t0 = time.perf_counter()
-    nbytes = int(args.table_gb * (1 << 30)) // 4096 * 4096
-    host = torch.empty(nbytes, dtype=torch.uint8)
-    fill_random(host)
-    t1 = time.perf_counter()
-    whole = unified(host, device=dev)  # pins the whole table once
-    t2 = time.perf_counter()
-    print(f"# table {nbytes / 2**30:.1f} GiB: filled in {t1 - t0:.1f} s, "
-          f"pinned+mapped in {t2 - t1:.1f} s", flush=True)
-    host_f32 = host.view(torch.float32)
-
+    print(f"# THP enabled: {sys_text('/sys/kernel/mm/transparent_hugepage/enabled')}; "
+          f"defrag: {sys_text('/sys/kernel/mm/transparent_hugepage/defrag')}", flush=True)
     max_bytes = max(n * rb for n, rb in TABLE + [(args.sweep_rows, 2076)])
     staging = torch.empty(max_bytes, dtype=torch.uint8).pin_memory()
     copy_src = torch.empty(1 << 30, dtype=torch.uint8).pin_memory()
-    copy_src.copy_(host[: 1 << 30])
+    fill_random(copy_src)
     peak_dst = torch.empty(1 << 30, dtype=torch.uint8, device=dev)
     peak_ms = statistics.median(
         event_ms(lambda i: peak_dst.copy_(copy_src, non_blocking=True), 10))
@@ -178,8 +248,34 @@ def main():
     print(f"# pinned host->device copy of 1 GiB: {peak_ms:.2f} ms = {peak_gbs:.1f} GB/s",
           flush=True)
 
+    experiment = []
+    if args.experiment_gib > 0:
+        experiment = backing_experiment(args.experiment_gib, max(5, args.reps // 3), dev,
+                                        staging, copy_src)
+    backing = args.backing
+    if backing == "auto":
+        score = {}
+        for r in experiment:
+            if r["table_gib"] == args.experiment_gib:
+                score[r["backing"]] = score.get(r["backing"], 0.0) + r["ours_ms"] / r["ideal_ms"]
+        backing = min(score, key=score.get) if score else "malloc"
+        if backing == "hostalloc" and args.table_gb > 16:
+            backing = "thp"
+
+    t0 = time.perf_counter()
+    nbytes = int(args.table_gb * (1 << 30)) // 4096 * 4096
+    host, freeptr = host_table(nbytes, backing)
+    fill_random(host)
+    t1 = time.perf_counter()
+    whole = unified(host, device=dev)  # pins the whole table once
+    t2 = time.perf_counter()
+    print(f"# main table {nbytes / 2**30:.1f} GiB ({backing}): filled in {t1 - t0:.1f} s, "
+          f"pinned+mapped in {t2 - t1:.1f} s; AnonHugePages {anon_huge_pages()}", flush=True)
+    host_f32 = host.view(torch.float32)
+
     results = {"gpu": gpu, "torch": torch.__version__, "peak_h2d_gbs": peak_gbs,
-               "table_gib": nbytes / 2**30, "reps": args.reps, "table": [], "sweep": []}
+               "table_gib": nbytes / 2**30, "backing": backing, "reps": args.reps,
+               "experiment": experiment, "table": [], "sweep": []}
     for n, rb in TABLE:
         r = bench_config(host_f32, n, rb, args.reps, dev, staging, copy_src)
         r["peak_ms"] = r["bytes"] / peak_gbs / 1e6
@@ -198,8 +294,17 @@ def main():
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
 
-    print(f"\n## Gather table ({gpu}; ms, median of {args.reps}; ideal = same-size pinned "
-          f"copy; peak = bytes / {peak_gbs:.1f} GB/s)\n")
+    if experiment:
+        print(f"\n## Host-page backing ({args.experiment_gib} GiB tables unless noted; ours, ms)\n")
+        print("| backing | table GiB | config | naive | ours | ideal | ours / ideal | AnonHugePages |")
+        print("|---|---|---|---|---|---|---|---|")
+        for r in experiment:
+            print(f"| {r['backing']} | {r['table_gib']} | {r['rows_gathered'] // 1024}K x "
+                  f"{r['row_bytes']} B | {r['naive_ms']:.3f} | {r['ours_ms']:.3f} | "
+                  f"{r['ideal_ms']:.3f} | {r['ours_ms'] / r['ideal_ms']:.3f} | "
+                  f"{r['anon_huge_pages']} |")
+    print(f"\n## Gather table ({gpu}; {nbytes / 2**30:.0f} GiB table, {backing}; ms, median of "
+          f"{args.reps}; ideal = same-size pinned copy; peak = bytes / {peak_gbs:.1f} GB/s)\n")
     print("| config | CPU gather + copy | naive zero-copy | ours | PCIe ideal | peak | "
           "ours / ideal | kernel | correct |")
     print("|---|---|---|---|---|---|---|---|---|")

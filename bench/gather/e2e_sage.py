@@ -29,13 +29,14 @@ import torch.nn.functional as F
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 sys.path.insert(0, os.path.join(_REPO, "python"))
 
-from hector.unified import unified  # noqa: E402
+from hector.unified import host_empty, unified  # noqa: E402
 
 
-def make_features(n, dim, seed=0):
+def make_features(n, dim, backing, seed=0):
     """n x dim float32 in host memory, filled in parallel from random blocks
-    (torch spreads each block copy over all cores)."""
-    feats = torch.empty(n, dim)
+    (torch spreads each block copy over all cores). backing: 'malloc'
+    (torch.empty) or 'thp' (hector.unified.host_empty: 2 MB pages)."""
+    feats = torch.empty(n, dim) if backing == "malloc" else host_empty((n, dim))
     g = torch.Generator().manual_seed(seed)
     block = torch.randn(1 << 16, dim, generator=g)
     for start in range(0, n, block.shape[0]):
@@ -44,6 +45,18 @@ def make_features(n, dim, seed=0):
         torch.add(block[: end - start], (start // block.shape[0]) % 101 * 0.01,
                   out=feats[start:end])
     return feats
+
+
+def anon_huge_pages() -> str:
+    """AnonHugePages of /proc/meminfo: how much memory THP backs right now."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("AnonHugePages"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
 
 
 def make_graph(n, avg_degree, dev, seed=0):
@@ -139,7 +152,7 @@ def run_epoch(mode, feats, ufeats, staging, rowptr, col, labels, train, model, o
         "feature_gb_per_batch": rows_total / nbatches * feats.shape[1] * 4 / 1e9,
         "cpu_seconds": cpu_s,
         "cpu_utilisation_cores": cpu_s / wall,
-        "final_loss": float(loss),
+        "final_loss": float(loss.detach()),
     }
 
 
@@ -155,6 +168,8 @@ def main():
     ap.add_argument("--classes", type=int, default=47)
     ap.add_argument("--max-batches", type=int, default=0, help="cap batches per epoch")
     ap.add_argument("--epochs", type=int, default=1, help="timed epochs per mode")
+    ap.add_argument("--backing", choices=["malloc", "thp"], default="malloc",
+                    help="host memory of the features: plain torch.empty or huge pages")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "e2e.json"))
     args = ap.parse_args()
 
@@ -165,10 +180,12 @@ def main():
     print(f"# {info}", flush=True)
 
     t = time.perf_counter()
-    feats = make_features(args.nodes, args.dim)
+    feats = make_features(args.nodes, args.dim, args.backing)
     info["features_gb"] = feats.numel() * 4 / 1e9
     info["fill_s"] = time.perf_counter() - t
-    print(f"# features {info['features_gb']:.2f} GB filled in {info['fill_s']:.1f} s", flush=True)
+    info["anon_huge_pages"] = anon_huge_pages()
+    print(f"# features {info['features_gb']:.2f} GB filled in {info['fill_s']:.1f} s "
+          f"({info['anon_huge_pages']} in huge pages)", flush=True)
     t = time.perf_counter()
     rowptr, col = make_graph(args.nodes, args.degree, dev)
     torch.cuda.synchronize()
@@ -205,7 +222,7 @@ def main():
         json.dump(info, f, indent=1)
     by = {m: [r for r in results if r["mode"] == m] for m in ("cpu", "unified")}
     print(f"\n## End to end ({info['gpu']}; {info['features_gb']:.1f} GB features in host "
-          f"memory; {args.nodes} nodes, {info['edges']} edges; batch {args.batch}, fanout "
+          f"memory ({args.backing}); {args.nodes} nodes, {info['edges']} edges; batch {args.batch}, fanout "
           f"{f1},{f2})\n")
     print("| features via | epoch (s) | per batch (ms) | feature fetch (ms/batch) | "
           "rows/batch | CPU cores busy |")

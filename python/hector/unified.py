@@ -22,6 +22,7 @@ machines without it.
 
 from __future__ import annotations
 
+import mmap
 import weakref
 
 from . import _runtime
@@ -29,6 +30,7 @@ from . import _runtime
 __all__ = [
     "UnifiedTensor",
     "unified",
+    "host_empty",
     "row_plan",
     "chunk_order",
 ]
@@ -349,6 +351,31 @@ def _bind(names, args, kwargs, func, required) -> dict:
         if k not in bound:
             raise TypeError(f"{getattr(func, '__name__', func)}: missing argument {k!r}")
     return bound
+
+
+def host_empty(shape, dtype=None, huge_pages: bool = True):
+    """An uninitialised CPU tensor in fresh anonymous memory, backed by 2 MB
+    transparent huge pages when `huge_pages` (madvise MADV_HUGEPAGE).
+
+    For tables that a GPU will gather from at random: the GPU translates
+    every host address it reads, and with 4 KB pages nearly every row of a
+    large table costs a page walk, which caps random gathers of small rows
+    far below PCIe speed (docs/runtime-unified.md has the measurements).
+    Fill it, then pass it to unified()."""
+    torch = _torch()
+    dtype = dtype or torch.get_default_dtype()
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    numel = 1
+    for s in shape:
+        numel *= s
+    nbytes = numel * torch.empty((), dtype=dtype).element_size()
+    if nbytes == 0:
+        return torch.empty(shape, dtype=dtype)
+    buf = mmap.mmap(-1, nbytes, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)
+    if huge_pages and hasattr(mmap, "MADV_HUGEPAGE"):
+        buf.madvise(mmap.MADV_HUGEPAGE)
+    # frombuffer keeps `buf` alive for as long as the tensor lives.
+    return torch.frombuffer(buf, dtype=torch.uint8).view(dtype).view(shape)
 
 
 def unified(tensor, device=None, check: bool = True) -> UnifiedTensor:

@@ -41,6 +41,12 @@ int get_device(int ordinal, Device** out) {
   if ((r = cu->cuDeviceGetAttribute(&d->sm_count, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
                                     d->dev)) != CUDA_SUCCESS)
     return cu_fail(r, "cuDeviceGetAttribute");
+  int host_ptr_ok = 0;
+  if ((r = cu->cuDeviceGetAttribute(&host_ptr_ok,
+                                    CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_FOR_REGISTERED_MEM,
+                                    d->dev)) != CUDA_SUCCESS)
+    return cu_fail(r, "cuDeviceGetAttribute");
+  d->host_pointer_is_device_pointer = host_ptr_ok != 0;
   // The primary context is the one PyTorch and cudart use: tensors and
   // streams they made are valid in it. It is retained for the life of the
   // process.

@@ -26,6 +26,9 @@ struct Device {
   CUdevice dev = 0;
   CUcontext ctx = nullptr;
   int sm_count = 0;
+  // Kernels may use a registered host pointer as is (true with unified
+  // addressing on x86-64 Linux).
+  bool host_pointer_is_device_pointer = false;
   const Driver* cu = nullptr;
 
   std::mutex mutex;  // guards everything below

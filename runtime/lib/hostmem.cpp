@@ -1,12 +1,23 @@
 // Unified host memory: page-locking existing memory in place, and mapped
 // pinned allocations.
 //
-// cuMemHostRegister refuses ranges that overlap an earlier registration, but
-// tensors from malloc share pages, and one tensor can be wrapped twice. So the
-// runtime keeps its own map of the page ranges it has registered, with a
-// reference count each: a new range registers only the pages nobody covers
-// yet, and a region is unregistered when its count drops to zero. Pages pinned
-// by someone else (torch pin_memory, cudaHostAlloc) are recognised through
+// The GPU maps host memory by pages, but the driver also remembers the exact
+// byte range of each registration, and a cudaMemcpy whose host buffer starts
+// inside a registered range and runs past its end fails ("invalid
+// argument"). Small tensors share pages with unrelated allocations, so the
+// runtime registers exact byte ranges only: those of the tensors it is asked
+// to map, never a neighbour's bytes.
+//
+// Two registrations may not share a page, yet two mapped tensors may. So the
+// runtime keeps a map of its registrations keyed by their page spans, each
+// with a reference count. A new range registers, for each run of pages that
+// no registration covers yet, just its own bytes within that run; pages
+// already covered are mapped for the GPU already, by the neighbour's
+// registration, which the new range then holds a reference on. The GPU reads
+// host memory at the host address (CU_DEVICE_ATTRIBUTE_CAN_USE_HOST_POINTER_
+// FOR_REGISTERED_MEM, true on x86-64 Linux), so a range spanning several
+// registrations is still one device range. Pages pinned by someone else
+// (torch pin_memory, cudaHostAlloc) are recognised through
 // cuPointerGetAttribute and kept as external regions that are never unpinned.
 #include <unistd.h>
 
@@ -23,21 +34,22 @@ namespace hector {
 namespace {
 
 struct Region {
-  uintptr_t end;
+  uintptr_t end;   // end of the page span (the map key is its start)
+  uintptr_t base;  // first registered byte (what cuMemHostUnregister takes)
   int64_t refs;
-  bool owned;  // registered by us (unregister at zero) or pinned elsewhere
-  int device;  // whose context registered it (unregistered in the same one)
+  bool owned;      // registered by us (unregister at zero) or pinned elsewhere
+  int device;      // whose context registered it (unregistered in the same one)
 };
 
 std::mutex g_mutex;
-std::map<uintptr_t, Region> g_regions;  // keyed by first page, disjoint
+std::map<uintptr_t, Region> g_regions;  // keyed by first page, disjoint page spans
 
 uintptr_t page_size() {
   static const uintptr_t size = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
   return size;
 }
 
-// Regions overlapping [lo, hi), in address order.
+// Regions whose page spans overlap [lo, hi), in address order.
 std::vector<std::map<uintptr_t, Region>::iterator> overlapping(uintptr_t lo, uintptr_t hi) {
   std::vector<std::map<uintptr_t, Region>::iterator> out;
   auto it = g_regions.upper_bound(lo);
@@ -57,26 +69,22 @@ CUdeviceptr mapped_address(const Driver* cu, uintptr_t host) {
   return r == CUDA_SUCCESS ? dptr : 0;
 }
 
-// Registers the uncovered page range [lo, hi) as one region; [p, p_end) is
-// the caller's byte range (pinned allocations of others need not fill whole
-// pages, so that is what is probed).
-int add_region(const Driver* cu, uintptr_t lo, uintptr_t hi, uintptr_t p, uintptr_t p_end,
+// Maps the uncovered page run [lo, hi) by registering the caller's bytes in
+// it, [b0, b1), which touch every page of the run.
+int add_region(const Driver* cu, uintptr_t lo, uintptr_t hi, uintptr_t b0, uintptr_t b1,
                int device) {
-  const uintptr_t probe_lo = lo > p ? lo : p;
-  const uintptr_t probe_hi = hi < p_end ? hi : p_end;
-  const bool pinned_elsewhere =
-      mapped_address(cu, probe_lo) != 0 && mapped_address(cu, probe_hi - 1) != 0;
+  const bool pinned_elsewhere = mapped_address(cu, b0) != 0 && mapped_address(cu, b1 - 1) != 0;
   if (!pinned_elsewhere) {
-    CUresult r = cu->cuMemHostRegister(reinterpret_cast<void*>(lo), hi - lo,
+    CUresult r = cu->cuMemHostRegister(reinterpret_cast<void*>(b0), b1 - b0,
                                        CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
     if (r == CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED)
       return fail(HECTOR_ERROR_INVALID_ARGUMENT,
-                  "host range %#lx..%#lx is partly pinned by another library; pin the whole "
-                  "tensor one way (either hector or torch's pin_memory)",
-                  static_cast<unsigned long>(lo), static_cast<unsigned long>(hi));
+                  "host range %#lx..%#lx shares pages with memory pinned by another library; "
+                  "pin the whole tensor one way (either hector or torch's pin_memory)",
+                  static_cast<unsigned long>(b0), static_cast<unsigned long>(b1));
     if (r != CUDA_SUCCESS) return cu_fail(r, "cuMemHostRegister");
   }
-  g_regions.emplace(lo, Region{hi, 0, !pinned_elsewhere, device});
+  g_regions.emplace(lo, Region{hi, b0, 0, !pinned_elsewhere, device});
   return HECTOR_OK;
 }
 
@@ -96,44 +104,56 @@ extern "C" int hector_host_register(void* ptr, size_t bytes, int device, void** 
   if (scope.status()) return scope.status();
   const Driver* cu = d->cu;
   const uintptr_t p = reinterpret_cast<uintptr_t>(ptr);
+  const uintptr_t q = p + bytes;
   const uintptr_t lo = p & ~(page_size() - 1);
-  const uintptr_t hi = (p + bytes + page_size() - 1) & ~(page_size() - 1);
+  const uintptr_t hi = (q + page_size() - 1) & ~(page_size() - 1);
 
   std::lock_guard<std::mutex> lock(g_mutex);
-  // Fill the gaps between existing regions; on failure undo this call's
-  // new regions so that nothing leaks.
+  // Fill the page runs between existing regions; on failure undo this
+  // call's new regions so that nothing leaks.
   std::vector<uintptr_t> added;
-  uintptr_t cursor = lo;
   auto undo = [&] {
     for (uintptr_t a : added) {
       auto it = g_regions.find(a);
-      if (it->second.owned) cu->cuMemHostUnregister(reinterpret_cast<void*>(a));
+      if (it->second.owned) cu->cuMemHostUnregister(reinterpret_cast<void*>(it->second.base));
       g_regions.erase(it);
     }
   };
+  auto fill = [&](uintptr_t run_lo, uintptr_t run_hi) {
+    int s = add_region(cu, run_lo, run_hi, run_lo > p ? run_lo : p, run_hi < q ? run_hi : q,
+                       device);
+    if (s == HECTOR_OK) added.push_back(run_lo);
+    return s;
+  };
+  uintptr_t cursor = lo;
   for (auto it : overlapping(lo, hi)) {
     if (it->first > cursor) {
-      if (int s = add_region(cu, cursor, it->first, p, p + bytes, device)) { undo(); return s; }
-      added.push_back(cursor);
+      if (int s = fill(cursor, it->first)) { undo(); return s; }
     }
     cursor = it->second.end;
   }
   if (cursor < hi) {
-    if (int s = add_region(cu, cursor, hi, p, p + bytes, device)) { undo(); return s; }
-    added.push_back(cursor);
+    if (int s = fill(cursor, hi)) { undo(); return s; }
   }
-  // With unified addressing the mapping is the identity, so a range spanning
-  // several regions is still one contiguous device range; check it.
-  const CUdeviceptr first = mapped_address(cu, p);
-  const CUdeviceptr last = mapped_address(cu, p + bytes - 1);
-  if (first == 0 || last == 0 || last - first != bytes - 1) {
-    undo();
-    return fail(HECTOR_ERROR_CUDA,
-                "host range %p (+%zu bytes) is pinned but not mapped contiguously for the GPU",
-                ptr, bytes);
+  CUdeviceptr dptr = 0;
+  if (d->host_pointer_is_device_pointer) {
+    dptr = static_cast<CUdeviceptr>(p);
+  } else {
+    // Without identity mapping, a device address exists only inside one
+    // registration: the range must be a single region's own bytes.
+    const CUdeviceptr first = mapped_address(cu, p);
+    const CUdeviceptr last = mapped_address(cu, q - 1);
+    if (first == 0 || last - first != bytes - 1) {
+      undo();
+      return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                  "this GPU cannot read registered memory at its host address, and %p (+%zu "
+                  "bytes) shares pages with another mapped range",
+                  ptr, bytes);
+    }
+    dptr = first;
   }
   for (auto it : overlapping(lo, hi)) ++it->second.refs;
-  *device_ptr = reinterpret_cast<void*>(first);
+  *device_ptr = reinterpret_cast<void*>(dptr);
   return HECTOR_OK;
 }
 
@@ -165,7 +185,7 @@ extern "C" int hector_host_unregister(void* ptr, size_t bytes) {
         status = s;
       } else {
         ContextScope scope(d);
-        CUresult r = d->cu->cuMemHostUnregister(reinterpret_cast<void*>(it->first));
+        CUresult r = d->cu->cuMemHostUnregister(reinterpret_cast<void*>(it->second.base));
         if (scope.status()) status = scope.status();
         else if (r != CUDA_SUCCESS) status = cu_fail(r, "cuMemHostUnregister");
       }

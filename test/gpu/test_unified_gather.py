@@ -266,3 +266,25 @@ def test_isinstance_surface():
     u = unified(random_rows(4, 4, torch.float32))
     assert isinstance(u, UnifiedTensor) and u.device == DEV
     assert _runtime.device_count() >= 1 and _runtime.device_name(0)
+
+
+def test_neighbours_of_unified_tensors_still_copy():
+    # Registrations cover exact byte ranges: unrelated tensors that share a
+    # page with a unified one keep working with cudaMemcpy (torch .to()).
+    ts = [random_rows(3 + i % 5, 7, torch.float32) for i in range(200)]
+    us = [unified(t) for t in ts[::2]]
+    for t in ts:
+        assert torch.equal(t.to(DEV).cpu(), t)
+        assert torch.equal(t.to(DEV, non_blocking=True).cpu(), t)
+    for t, u in zip(ts[::2], us):
+        idx = rand_index(len(t), 9)
+        assert_same(u[idx.to(DEV)], t[idx])
+
+
+def test_host_empty_huge_page_table():
+    from hector.unified import host_empty
+
+    t = host_empty((3000, 300), torch.float16)
+    t.copy_(random_rows(3000, 300, torch.float16))
+    idx = rand_index(3000, 5000)
+    assert_same(unified(t)[idx.to(DEV)], t[idx])

@@ -118,3 +118,15 @@ def test_placement_rule_dispatch():
                lambda: torch.cat([u, u])):
         with pytest.raises(TypeError, match="not supported on a hector UnifiedTensor"):
             op()
+
+
+def test_host_empty():
+    from hector.unified import host_empty
+
+    t = host_empty((5, 7), torch.float32)
+    assert t.shape == (5, 7) and t.dtype == torch.float32 and t.device.type == "cpu"
+    t.fill_(3.0)
+    assert float(t.sum()) == 105.0
+    assert host_empty(10, torch.int8).shape == (10,)
+    assert host_empty((0, 4)).shape == (0, 4)
+    assert host_empty((4, 4), torch.bfloat16, huge_pages=False).is_contiguous()
