@@ -83,44 +83,59 @@ def host_table(nbytes: int, backing: str):
         if hasattr(mmap, "MADV_NOHUGEPAGE"):
             buf.madvise(mmap.MADV_NOHUGEPAGE)
         return torch.frombuffer(buf, dtype=torch.uint8), None
-    if backing == "hostalloc":
+    if backing in ("hostalloc", "vmm"):
         import ctypes
 
-        ptr, _ = _runtime.host_alloc(nbytes, 0)
+        if backing == "hostalloc":
+            ptr, _ = _runtime.host_alloc(nbytes, 0)
+        else:
+            ptr = _runtime.host_alloc_large_pages(nbytes, 0)
         buf = (ctypes.c_ubyte * nbytes).from_address(ptr)
-        return torch.frombuffer(buf, dtype=torch.uint8), ptr
+        return torch.frombuffer(buf, dtype=torch.uint8), (backing, ptr)
     raise ValueError(backing)
 
 
-def backing_experiment(table_gib: float, reps: int, dev, staging, copy_src):
+def free_table(handle) -> None:
+    kind, ptr = handle
+    if kind == "hostalloc":
+        _runtime.host_free(ptr)
+    else:
+        _runtime.host_free_large_pages(ptr)
+
+
+def backing_experiment(table_gib: float, reps: int, dev, staging, copy_src,
+                       backings=("malloc", "nothp", "thp", "hostalloc", "vmm")):
     """Ours on tables of different page backing (and one small table): does
     the GPU's address translation of host pages limit random gathers?"""
     out = []
     configs = [(8192, 256), (65536, 1024), (262144, 2052)]
-    cases = [("malloc", table_gib), ("nothp", table_gib), ("thp", table_gib),
-             ("hostalloc", table_gib), ("malloc", 0.0625)]
+    cases = [(b, table_gib) for b in backings] + [("malloc", 0.0625)]
     for backing, gib in cases:
         nbytes = int(gib * (1 << 30)) // 4096 * 4096
-        host, freeptr = host_table(nbytes, backing)
-        t0 = time.perf_counter()
-        fill_random(host)
-        t1 = time.perf_counter()
-        whole = unified(host, device=dev)
-        t2 = time.perf_counter()
-        huge = anon_huge_pages()
-        for n, rb in configs:
-            r = bench_config(host.view(torch.float32), n, rb, reps, dev, staging, copy_src,
-                             check_cpu=False)
-            r.update(backing=backing, table_gib=gib, fill_s=t1 - t0, pin_s=t2 - t1,
-                     anon_huge_pages=huge)
-            out.append(r)
-            print(f"# backing {backing} {gib} GiB {n}x{rb}: ours {r['ours_ms']:.3f} naive "
-                  f"{r['naive_ms']:.3f} ideal {r['ideal_ms']:.3f} ok {r['correct_ours']} "
-                  f"(fill {t1 - t0:.1f} s, pin {t2 - t1:.1f} s, AnonHugePages {huge})", flush=True)
+        try:
+            host, freeptr = host_table(nbytes, backing)
+            t0 = time.perf_counter()
+            fill_random(host)
+            t1 = time.perf_counter()
+            whole = unified(host, device=dev)
+            t2 = time.perf_counter()
+            huge = anon_huge_pages()
+            for n, rb in configs:
+                r = bench_config(host.view(torch.float32), n, rb, reps, dev, staging, copy_src,
+                                 check_cpu=False)
+                r.update(backing=backing, table_gib=gib, fill_s=t1 - t0, pin_s=t2 - t1,
+                         anon_huge_pages=huge)
+                out.append(r)
+                print(f"# backing {backing} {gib} GiB {n}x{rb}: ours {r['ours_ms']:.3f} naive "
+                      f"{r['naive_ms']:.3f} ideal {r['ideal_ms']:.3f} ok {r['correct_ours']} "
+                      f"(fill {t1 - t0:.1f} s, pin {t2 - t1:.1f} s, AnonHugePages {huge})", flush=True)
+        except Exception as e:  # one backing failing must not end the run
+            print(f"# backing {backing}: failed: {e}", flush=True)
+            continue
         del whole
         if freeptr:
             del host
-            _runtime.host_free(freeptr)
+            free_table(freeptr)
     return out
 
 
@@ -154,7 +169,11 @@ def wall_ms(fn, reps: int, warmup: int = 2) -> list[float]:
     return times
 
 
-def bench_config(host_f32, n, row_bytes, reps, dev, staging, copy_src, check_cpu=True):
+PREFETCH = {"p128": _runtime.GATHER_L2_PREFETCH_128, "p256": _runtime.GATHER_L2_PREFETCH_256}
+
+
+def bench_config(host_f32, n, row_bytes, reps, dev, staging, copy_src, check_cpu=True,
+                 variants=()):
     cols = row_bytes // 4
     rows = host_f32.numel() // cols
     table = host_f32[: rows * cols].view(rows, cols)
@@ -209,6 +228,15 @@ def bench_config(host_f32, n, row_bytes, reps, dev, staging, copy_src, check_cpu
         "naive_ms": statistics.median(event_ms(naive, reps)),
         "ideal_ms": statistics.median(event_ms(ideal, reps)),
     }
+    for v in variants:
+        flags = PREFETCH[v]
+        fn = lambda i, flags=flags: u.gather(idx_dev[i % nsets], out=out, check=False,  # noqa: E731
+                                             _flags=flags)
+        out.zero_()
+        fn(0)
+        torch.cuda.synchronize()
+        result[f"correct_{v}"] = torch.equal(out.cpu().view(torch.int32), ref.view(torch.int32))
+        result[f"{v}_ms"] = statistics.median(event_ms(fn, reps))
     if check_cpu:
         result["cpu_copy_ms"] = statistics.median(wall_ms(cpu_copy, max(5, reps // 3)))
     return result
@@ -221,11 +249,14 @@ def main():
     ap.add_argument("--sweep-rows", type=int, default=262144)
     ap.add_argument("--no-sweep", action="store_true")
     ap.add_argument("--backing", default="auto",
-                    choices=["auto", "malloc", "thp", "nothp", "hostalloc"],
+                    choices=["auto", "malloc", "thp", "nothp", "hostalloc", "vmm"],
                     help="host memory of the main table; auto: the fastest of the "
                          "backing experiment")
     ap.add_argument("--experiment-gib", type=float, default=4.0,
                     help="table size of the backing experiment (0: skip it)")
+    ap.add_argument("--experiment-backings", default="malloc,nothp,thp,hostalloc,vmm")
+    ap.add_argument("--variants", default="p128,p256",
+                    help="experimental kernel variants timed beside ours (comma list)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gather.json"))
     args = ap.parse_args()
 
@@ -251,7 +282,7 @@ def main():
     experiment = []
     if args.experiment_gib > 0:
         experiment = backing_experiment(args.experiment_gib, max(5, args.reps // 3), dev,
-                                        staging, copy_src)
+                                        staging, copy_src, args.experiment_backings.split(","))
     backing = args.backing
     if backing == "auto":
         score = {}
@@ -259,8 +290,7 @@ def main():
             if r["table_gib"] == args.experiment_gib:
                 score[r["backing"]] = score.get(r["backing"], 0.0) + r["ours_ms"] / r["ideal_ms"]
         backing = min(score, key=score.get) if score else "malloc"
-        if backing == "hostalloc" and args.table_gb > 16:
-            backing = "thp"
+
 
     t0 = time.perf_counter()
     nbytes = int(args.table_gb * (1 << 30)) // 4096 * 4096
@@ -273,18 +303,20 @@ def main():
           f"pinned+mapped in {t2 - t1:.1f} s; AnonHugePages {anon_huge_pages()}", flush=True)
     host_f32 = host.view(torch.float32)
 
+    variants = [v for v in args.variants.split(",") if v]
     results = {"gpu": gpu, "torch": torch.__version__, "peak_h2d_gbs": peak_gbs,
                "table_gib": nbytes / 2**30, "backing": backing, "reps": args.reps,
                "experiment": experiment, "table": [], "sweep": []}
     for n, rb in TABLE:
-        r = bench_config(host_f32, n, rb, args.reps, dev, staging, copy_src)
+        r = bench_config(host_f32, n, rb, args.reps, dev, staging, copy_src,
+                         variants=variants)
         r["peak_ms"] = r["bytes"] / peak_gbs / 1e6
         results["table"].append(r)
         print(f"# {n}x{rb}: {r}", flush=True)
     if not args.no_sweep:
         for rb in range(2048, 2077, 4):
             r = bench_config(host_f32, args.sweep_rows, rb, args.reps, dev, staging, copy_src,
-                             check_cpu=False)
+                             check_cpu=False, variants=variants)
             r["peak_ms"] = r["bytes"] / peak_gbs / 1e6
             results["sweep"].append(r)
             print(f"# sweep {rb}: {r}", flush=True)
@@ -305,22 +337,30 @@ def main():
                   f"{r['anon_huge_pages']} |")
     print(f"\n## Gather table ({gpu}; {nbytes / 2**30:.0f} GiB table, {backing}; ms, median of "
           f"{args.reps}; ideal = same-size pinned copy; peak = bytes / {peak_gbs:.1f} GB/s)\n")
+    vcols = "".join(f" ours+{v} |" for v in variants)
     print("| config | CPU gather + copy | naive zero-copy | ours | PCIe ideal | peak | "
-          "ours / ideal | kernel | correct |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          f"ours / ideal | kernel | correct |{vcols}")
+    print("|---|---|---|---|---|---|---|---|---|" + "---|" * len(variants))
     for r in results["table"]:
         label = f"{r['rows_gathered'] // 1024}K x {r['row_bytes']} B"
+        vals = "".join(f" {r[v + '_ms']:.3f} ({r['correct_' + v]}) |" for v in variants)
         print(f"| {label} | {r['cpu_copy_ms']:.3f} | {r['naive_ms']:.3f} | {r['ours_ms']:.3f} | "
               f"{r['ideal_ms']:.3f} | {r['peak_ms']:.3f} | {r['ours_ms'] / r['ideal_ms']:.3f} | "
-              f"{r['variant']} | {r['correct_ours'] and r['correct_naive']} |")
+              f"{r['variant']} | {r['correct_ours'] and r['correct_naive']} |{vals}")
     if results["sweep"]:
         print(f"\n## Row-size sweep ({args.sweep_rows} rows; ms)\n")
-        print("| row bytes | naive | ours | ideal | ours / ideal | naive / ours | kernel |")
-        print("|---|---|---|---|---|---|---|")
+        print("| row bytes | naive | ours | ideal | ours / ideal | naive / ours | kernel |"
+              + vcols)
+        print("|---|---|---|---|---|---|---|" + "---|" * len(variants))
         for r in results["sweep"]:
+            vals = "".join(f" {r[v + '_ms']:.3f} |" for v in variants)
             print(f"| {r['row_bytes']} | {r['naive_ms']:.3f} | {r['ours_ms']:.3f} | "
                   f"{r['ideal_ms']:.3f} | {r['ours_ms'] / r['ideal_ms']:.3f} | "
-                  f"{r['naive_ms'] / r['ours_ms']:.2f} | {r['variant']} |")
+                  f"{r['naive_ms'] / r['ours_ms']:.2f} | {r['variant']} |{vals}")
+    for v in variants:
+        rows = results["table"] + results["sweep"]
+        w = max(r[v + "_ms"] / r["ideal_ms"] for r in rows)
+        print(f"worst ours+{v} / ideal: {w:.3f}; all correct: {all(r['correct_' + v] for r in rows)}")
     worst = max(r["ours_ms"] / r["ideal_ms"] for r in results["table"] + results["sweep"])
     print(f"\nworst ours / ideal: {worst:.3f} (goal <= 1.10)")
 

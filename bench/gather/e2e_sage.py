@@ -36,7 +36,18 @@ def make_features(n, dim, backing, seed=0):
     """n x dim float32 in host memory, filled in parallel from random blocks
     (torch spreads each block copy over all cores). backing: 'malloc'
     (torch.empty) or 'thp' (hector.unified.host_empty: 2 MB pages)."""
-    feats = torch.empty(n, dim) if backing == "malloc" else host_empty((n, dim))
+    if backing == "malloc":
+        feats = torch.empty(n, dim)
+    elif backing == "thp":
+        feats = host_empty((n, dim))
+    else:  # "vmm": CUDA VMM host memory, mapped with 2 MB GPU pages
+        import ctypes
+
+        from hector import _runtime
+
+        ptr = _runtime.host_alloc_large_pages(n * dim * 4, 0)
+        buf = (ctypes.c_ubyte * (n * dim * 4)).from_address(ptr)
+        feats = torch.frombuffer(buf, dtype=torch.uint8).view(torch.float32).view(n, dim)
     g = torch.Generator().manual_seed(seed)
     block = torch.randn(1 << 16, dim, generator=g)
     for start in range(0, n, block.shape[0]):
@@ -168,7 +179,7 @@ def main():
     ap.add_argument("--classes", type=int, default=47)
     ap.add_argument("--max-batches", type=int, default=0, help="cap batches per epoch")
     ap.add_argument("--epochs", type=int, default=1, help="timed epochs per mode")
-    ap.add_argument("--backing", choices=["malloc", "thp"], default="malloc",
+    ap.add_argument("--backing", choices=["malloc", "thp", "vmm"], default="malloc",
                     help="host memory of the features: plain torch.empty or huge pages")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "e2e.json"))
     args = ap.parse_args()

@@ -32,6 +32,8 @@ GATHER_CHECK = 1
 GATHER_WRAP_NEGATIVE = 2
 GATHER_NAIVE = 4
 GATHER_FORCE_GENERAL = 8
+GATHER_L2_PREFETCH_128 = 16  # experimental
+GATHER_L2_PREFETCH_256 = 32  # experimental
 
 LIB_NAME = "libhector_runtime.so"
 ENV_VAR = "HECTOR_RUNTIME_LIB"
@@ -119,6 +121,8 @@ def _declare(lib: ctypes.CDLL) -> None:
             [c_size, c_int, ctypes.POINTER(c_void_p), ctypes.POINTER(c_void_p)],
         ),
         "hector_host_free": (c_int, [c_void_p]),
+        "hector_host_alloc_large_pages": (c_int, [c_size, c_int, ctypes.POINTER(c_void_p)]),
+        "hector_host_free_large_pages": (c_int, [c_void_p]),
         "hector_gather": (c_int, [ctypes.POINTER(GatherDesc), p_int64, p_int64]),
         "hector_row_plan": (
             c_int,
@@ -216,6 +220,20 @@ def host_alloc(nbytes: int, device: int) -> tuple[int, int]:
 def host_free(ptr: int) -> None:
     lib = load()
     _check(lib, lib.hector_host_free(ptr))
+
+
+def host_alloc_large_pages(nbytes: int, device: int) -> int:
+    """Host memory from the CUDA VMM API (2 MB granules), mapped for the
+    device and the CPU at the returned address."""
+    lib = load()
+    ptr = ctypes.c_void_p()
+    _check(lib, lib.hector_host_alloc_large_pages(nbytes, device, ctypes.byref(ptr)))
+    return ptr.value
+
+
+def host_free_large_pages(ptr: int) -> None:
+    lib = load()
+    _check(lib, lib.hector_host_free_large_pages(ptr))
 
 
 def gather(desc: GatherDesc) -> None:

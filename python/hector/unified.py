@@ -186,7 +186,8 @@ class UnifiedTensor:
         self._row_bytes = row_bytes
         self._row_stride = row_stride
         self._dev_ptr = 0
-        span = (rows - 1) * row_stride + row_bytes if rows > 0 else 0
+        # Rows of zero bytes (or no rows) leave nothing to map.
+        span = (rows - 1) * row_stride + row_bytes if rows > 0 and row_bytes > 0 else 0
         if span > 0:
             ptr = tensor.data_ptr()
             self._dev_ptr = _runtime.host_register(ptr, span, device.index)

@@ -66,6 +66,10 @@ class ContextScope {
 // Call with a ContextScope active.
 int get_kernel(Device* d, const char* name, unsigned smem_bytes, Kernel* out);
 
+// True if [p, p + bytes) lies inside one hector_host_alloc_large_pages
+// allocation (already mapped for every device at its host address).
+bool vmm_contains(uintptr_t p, size_t bytes);
+
 // Reserves a status slot and tag for one gather (context must be current).
 int next_status_slot(Device* d, int* slot, uint64_t* tag);
 

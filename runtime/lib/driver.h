@@ -41,7 +41,15 @@ namespace hector {
   X(cuMemHostAlloc)                             \
   X(cuMemFreeHost)                              \
   X(cuMemHostGetDevicePointer)                  \
-  X(cuPointerGetAttribute)
+  X(cuPointerGetAttribute)                      \
+  X(cuMemGetAllocationGranularity)              \
+  X(cuMemCreate)                                \
+  X(cuMemRelease)                               \
+  X(cuMemAddressReserve)                        \
+  X(cuMemAddressFree)                           \
+  X(cuMemMap)                                   \
+  X(cuMemUnmap)                                 \
+  X(cuMemSetAccess)
 
 struct Driver {
 #define HECTOR_CU_MEMBER(name) decltype(&::name) name;

@@ -73,7 +73,8 @@ CUdeviceptr mapped_address(const Driver* cu, uintptr_t host) {
 // it, [b0, b1), which touch every page of the run.
 int add_region(const Driver* cu, uintptr_t lo, uintptr_t hi, uintptr_t b0, uintptr_t b1,
                int device) {
-  const bool pinned_elsewhere = mapped_address(cu, b0) != 0 && mapped_address(cu, b1 - 1) != 0;
+  const bool pinned_elsewhere = vmm_contains(b0, b1 - b0) ||
+                                (mapped_address(cu, b0) != 0 && mapped_address(cu, b1 - 1) != 0);
   if (!pinned_elsewhere) {
     CUresult r = cu->cuMemHostRegister(reinterpret_cast<void*>(b0), b1 - b0,
                                        CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);

@@ -89,6 +89,18 @@ HECTOR_API int hector_host_alloc(size_t bytes, int device, void** host_ptr, void
 /* Frees memory from hector_host_alloc. */
 HECTOR_API int hector_host_free(void* host_ptr);
 
+/* Allocates `bytes` (rounded up to the 2 MB allocation granularity) of host
+ * memory through the CUDA virtual memory API (cuMemCreate on a host location),
+ * mapped for the device and the CPU at one address. The point: the GPU maps it
+ * with large pages, so random gathers over a big table need far fewer address
+ * translations than memory pinned with 4 KB pages. *ptr is valid on host and
+ * device. Fails with NOT_SUPPORTED-style CUDA errors on drivers without host
+ * VMM allocations (before CUDA 12.2). */
+HECTOR_API int hector_host_alloc_large_pages(size_t bytes, int device, void** ptr);
+
+/* Frees memory from hector_host_alloc_large_pages. */
+HECTOR_API int hector_host_free_large_pages(void* ptr);
+
 /* ---- Zero-copy gather --------------------------------------------------- */
 
 /* dst[i] = src[index[i]] for i in [0, n_index), one row of row_bytes each.
@@ -126,6 +138,10 @@ typedef struct hector_gather_desc {
 #define HECTOR_GATHER_NAIVE 4
 /* Use the realigning path even when the layout is 16-byte aligned (tests). */
 #define HECTOR_GATHER_FORCE_GENERAL 8
+/* Experimental: ask L2 to fetch 128 / 256 bytes per access (PTX prefetch-size
+ * hints) in the whole-warp kernels (rows of 512 bytes and more). */
+#define HECTOR_GATHER_L2_PREFETCH_128 16
+#define HECTOR_GATHER_L2_PREFETCH_256 32
 
 /* Launches the gather on desc->stream. With HECTOR_GATHER_CHECK, on an
  * out-of-range index, *bad_position and *bad_index (either may be NULL)

@@ -1,21 +1,24 @@
 // Per-graph preprocessing (docs/compilation.md, "Graph preprocessing").
 //
-// Every ordering is built by stable counting sorts (least significant key
-// first), so the whole build is O(N + E + T + R) with no comparison sort:
+// Every ordering comes from stable LSD radix sorts of edge records
+// {src, dst, etype, id}, so the build is O(N + E + T + R) with no comparison
+// sort. Records travel with their keys: each pass reads sequentially and
+// writes into at most 2^11 buckets, instead of gathering keys at random from
+// E-sized arrays (which made a 21 M-edge graph 10x slower).
 //
-//   by src                 -> (src)
-//   by etype               -> (etype, src)          compact pairs
-//   by dst                 -> (dst, etype, src)     CSR slots
-//   by etype               -> (etype, dst, src)     canonical order
+//   input order  --by src, dst, etype-->  (etype, dst, src)   canonical order
+//   canonical    --by dst-->              (dst, etype, src)   CSR slots
+//   CSR order    --by src, etype-->       (etype, src, ...)   compact pairs
 //
-// Each pass is stable and the first starts from the input order, so ties
+// Every pass is stable and the first starts from the input order, so ties
 // (duplicate edges) keep their input order, as the contract asks. CSR slots
-// of one destination are therefore in canonical order (edge type, then
-// source), which keeps edges of one type together inside a row.
+// of one destination are in canonical order (edge type, then source), which
+// keeps the edges of one type together inside a row.
 #include <cinttypes>
 #include <limits>
 #include <new>
 #include <stdexcept>
+#include <utility>
 
 #include "../error.h"
 #include "graph_impl.h"
@@ -24,6 +27,12 @@ namespace hector {
 namespace {
 
 constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();  // 2^31 - 1
+constexpr int kMaxDigitBits = 11;  // 2048 buckets: write streams stay in cache/TLB
+
+struct Edge {
+  int32_t src, dst, etype;
+  int32_t id;  // input index, then canonical id
+};
 
 // Checks the shape of one input array (not its values).
 int check_array(const hector_index_array& a, const char* what) {
@@ -47,51 +56,78 @@ int check_array(const hector_index_array& a, const char* what) {
   return HECTOR_OK;
 }
 
-// Copies ids into int32 while checking each lies in [0, upper); the message
-// names the first offending index. `kind` and `bound` describe the range.
-template <typename T>
+// Stores ids through store(i, value) while checking each lies in [0, upper);
+// the message names the first offending index. `kind` and `bound` describe
+// the range.
+template <typename T, typename Store>
 int load_ids_as(const T* p, int64_t n, int64_t upper, const char* what, const char* kind,
-                const char* bound, std::vector<int32_t>& out) {
-  out.resize(static_cast<size_t>(n));
+                const char* bound, Store store) {
   for (int64_t i = 0; i < n; ++i) {
     const int64_t v = static_cast<int64_t>(p[i]);
     if (v < 0 || v >= upper)
       return fail(HECTOR_ERROR_INDEX_OUT_OF_RANGE,
                   "hector_graph_build: %s[%" PRId64 "] = %" PRId64
-                  " is not a %s in [0, %" PRId64 ") (%s = %" PRId64 ")",
+                  " is out of range: %s must lie in [0, %" PRId64 ") (%s = %" PRId64 ")",
                   what, i, v, kind, upper, bound, upper);
-    out[static_cast<size_t>(i)] = static_cast<int32_t>(v);
+    store(static_cast<size_t>(i), static_cast<int32_t>(v));
   }
   return HECTOR_OK;
 }
 
+template <typename Store>
 int load_ids(const hector_index_array& a, int64_t upper, const char* what, const char* kind,
-             const char* bound, std::vector<int32_t>& out) {
+             const char* bound, Store store) {
   if (a.elem_bytes == 4)
     return load_ids_as(static_cast<const int32_t*>(a.data), a.length, upper, what, kind, bound,
-                       out);
-  return load_ids_as(static_cast<const int64_t*>(a.data), a.length, upper, what, kind, bound, out);
+                       store);
+  return load_ids_as(static_cast<const int64_t*>(a.data), a.length, upper, what, kind, bound,
+                     store);
 }
 
-// One stable counting-sort pass: writes the items of `in` (or 0..n-1 when
-// `in` is NULL) into `out` ordered by key[item] in [0, k), keeping their
-// relative order among equal keys. `offsets` receives k + 1 entries: items
-// with key j land at out[offsets[j] .. offsets[j+1]-1].
-void counting_pass(const int32_t* in, const std::vector<int32_t>& key, int64_t k, int32_t* out,
-                   std::vector<int32_t>& offsets) {
-  const size_t n = key.size();
-  offsets.assign(static_cast<size_t>(k) + 1, 0);
-  for (size_t i = 0; i < n; ++i) ++offsets[static_cast<size_t>(key[i]) + 1];
-  for (size_t j = 0; j < static_cast<size_t>(k); ++j) offsets[j + 1] += offsets[j];
-  std::vector<int32_t> cursor(offsets.begin(), offsets.end() - 1);
-  if (!in) {
-    for (size_t i = 0; i < n; ++i) out[cursor[static_cast<size_t>(key[i])]++] = static_cast<int32_t>(i);
-    return;
+// Stable LSD radix sort of `edges` by the field `key`, whose values lie in
+// [0, range); `scratch` has the same size. Digits of at most kMaxDigitBits;
+// all digit histograms come from one read, and a digit that puts every
+// record in one bucket is skipped.
+void radix_sort(std::vector<Edge>& edges, std::vector<Edge>& scratch, int32_t Edge::*key,
+                int64_t range) {
+  int bits = 0;
+  while (bits < 32 && (int64_t(1) << bits) < range) ++bits;
+  if (bits == 0 || edges.size() < 2) return;
+  const int passes = (bits + kMaxDigitBits - 1) / kMaxDigitBits;
+  const int digit = (bits + passes - 1) / passes;
+  const size_t buckets = size_t(1) << digit;
+  const uint32_t mask = static_cast<uint32_t>(buckets - 1);
+  std::vector<size_t> hist(static_cast<size_t>(passes) * buckets, 0);
+  for (const Edge& e : edges) {
+    const uint32_t k = static_cast<uint32_t>(e.*key);
+    for (int p = 0; p < passes; ++p) ++hist[p * buckets + ((k >> (p * digit)) & mask)];
   }
-  for (size_t i = 0; i < n; ++i) {
-    const int32_t item = in[i];
-    out[cursor[static_cast<size_t>(key[static_cast<size_t>(item)])]++] = item;
+  const size_t n = edges.size();
+  for (int p = 0; p < passes; ++p) {
+    size_t* h = &hist[p * buckets];
+    bool trivial = false;
+    size_t sum = 0;
+    for (size_t b = 0; b < buckets; ++b) {
+      trivial |= h[b] == n;
+      const size_t count = h[b];
+      h[b] = sum;  // now the bucket's next write position
+      sum += count;
+    }
+    if (trivial) continue;
+    const int shift = p * digit;
+    Edge* out = scratch.data();
+    for (const Edge& e : edges) out[h[(static_cast<uint32_t>(e.*key) >> shift) & mask]++] = e;
+    edges.swap(scratch);
   }
+}
+
+// offsets[k] = number of items with key < k, for k in [0, range]; `key` is
+// called for every item index.
+template <typename Key>
+void offsets_of(size_t n, int64_t range, Key key, std::vector<int32_t>& offsets) {
+  offsets.assign(static_cast<size_t>(range) + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++offsets[static_cast<size_t>(key(i)) + 1];
+  for (size_t k = 0; k < static_cast<size_t>(range); ++k) offsets[k + 1] += offsets[k];
 }
 
 int build(const hector_graph_input& in, hector_graph& g) {
@@ -117,91 +153,57 @@ int build(const hector_graph_input& in, hector_graph& g) {
   }
 
   std::vector<int32_t>* a = g.i32;
+  const size_t nn = static_cast<size_t>(n), ne = static_cast<size_t>(e);
   std::vector<int32_t>& node_type = a[HECTOR_GRAPH_NODE_TYPE];
-  std::vector<int32_t> src, dst, ety;
-  if (int s = load_ids(in.node_type, t, "node_type", "node type", "num_node_types", node_type))
+  node_type.resize(nn);
+  std::vector<Edge> edges(ne);
+  if (int s = load_ids(in.node_type, t, "node_type", "node types", "num_node_types",
+                       [&](size_t i, int32_t v) { node_type[i] = v; }))
     return s;
-  if (int s = load_ids(in.src, n, "src", "node id", "N", src)) return s;
-  if (int s = load_ids(in.dst, n, "dst", "node id", "N", dst)) return s;
-  if (int s = load_ids(in.etype, r, "etype", "edge type", "num_edge_types", ety)) return s;
+  if (int s = load_ids(in.src, n, "src", "node ids", "N",
+                       [&](size_t i, int32_t v) { edges[i].src = v; }))
+    return s;
+  if (int s = load_ids(in.dst, n, "dst", "node ids", "N",
+                       [&](size_t i, int32_t v) { edges[i].dst = v; }))
+    return s;
+  if (int s = load_ids(in.etype, r, "etype", "edge types", "num_edge_types",
+                       [&](size_t i, int32_t v) { edges[i].etype = v; }))
+    return s;
+  for (size_t i = 0; i < ne; ++i) edges[i].id = static_cast<int32_t>(i);
   g.sizes = {n, e, t, r, 0};
-  const size_t ne = static_cast<size_t>(e);
 
-  // Nodes grouped by type.
-  a[HECTOR_GRAPH_NTYPE_PERM].resize(static_cast<size_t>(n));
-  counting_pass(nullptr, node_type, t, a[HECTOR_GRAPH_NTYPE_PERM].data(),
-                a[HECTOR_GRAPH_NTYPE_OFFSETS]);
-
-  // Input edge indices, sorted by (etype, src).
-  std::vector<int32_t> by_src(ne), by_type_src(ne), scratch;
-  counting_pass(nullptr, src, n, by_src.data(), scratch);
-  counting_pass(by_src.data(), ety, r, by_type_src.data(), scratch);
-
-  // Compact pairs: each run of equal (etype, src) in that order is one pair.
-  std::vector<int32_t> pair_of_input(ne);
-  std::vector<int32_t>& compact_src = a[HECTOR_GRAPH_COMPACT_SRC];
-  std::vector<int32_t>& compact_offsets = a[HECTOR_GRAPH_COMPACT_OFFSETS];
-  compact_offsets.assign(static_cast<size_t>(r) + 1, 0);
+  // Nodes grouped by type: one counting sort (N items, T buckets).
   {
-    int64_t pairs = 0;
-    for (size_t i = 0; i < ne; ++i) {
-      const int32_t cur = by_type_src[i];
-      if (i == 0 || ety[cur] != ety[by_type_src[i - 1]] || src[cur] != src[by_type_src[i - 1]]) {
-        ++pairs;
-        ++compact_offsets[static_cast<size_t>(ety[cur]) + 1];
-      }
-    }
-    compact_src.resize(static_cast<size_t>(pairs));
-    int32_t p = -1;
-    for (size_t i = 0; i < ne; ++i) {
-      const int32_t cur = by_type_src[i];
-      if (i == 0 || ety[cur] != ety[by_type_src[i - 1]] || src[cur] != src[by_type_src[i - 1]])
-        compact_src[static_cast<size_t>(++p)] = src[cur];
-      pair_of_input[static_cast<size_t>(cur)] = p;
-    }
-    for (size_t j = 0; j < static_cast<size_t>(r); ++j) compact_offsets[j + 1] += compact_offsets[j];
-    g.sizes.num_pairs = pairs;
+    std::vector<int32_t>& offsets = a[HECTOR_GRAPH_NTYPE_OFFSETS];
+    offsets_of(nn, t, [&](size_t i) { return node_type[i]; }, offsets);
+    std::vector<int32_t> next(offsets.begin(), offsets.end() - 1);
+    std::vector<int32_t>& perm = a[HECTOR_GRAPH_NTYPE_PERM];
+    perm.resize(nn);
+    for (size_t i = 0; i < nn; ++i) perm[static_cast<size_t>(next[static_cast<size_t>(node_type[i])]++)] = static_cast<int32_t>(i);
   }
 
-  // CSR order (dst, etype, src), reusing by_src; then canonical order.
-  std::vector<int32_t>& csr_order = by_src;
-  counting_pass(by_type_src.data(), dst, n, csr_order.data(), a[HECTOR_GRAPH_CSR_ROW_PTR]);
-  std::vector<int32_t>& edge_perm = a[HECTOR_GRAPH_EDGE_PERM];
-  edge_perm.resize(ne);
-  counting_pass(csr_order.data(), ety, r, edge_perm.data(), a[HECTOR_GRAPH_ETYPE_OFFSETS]);
-
-  // Canonical id of each input edge, reusing by_type_src.
-  std::vector<int32_t>& canonical_of_input = by_type_src;
-  for (size_t c = 0; c < ne; ++c) canonical_of_input[static_cast<size_t>(edge_perm[c])] = static_cast<int32_t>(c);
-
+  // Canonical order (etype, dst, src).
+  std::vector<Edge> scratch(ne);
+  radix_sort(edges, scratch, &Edge::src, n);
+  radix_sort(edges, scratch, &Edge::dst, n);
+  radix_sort(edges, scratch, &Edge::etype, r);
   std::vector<int32_t>& edge_src = a[HECTOR_GRAPH_EDGE_SRC];
   std::vector<int32_t>& edge_dst = a[HECTOR_GRAPH_EDGE_DST];
   std::vector<int32_t>& edge_type = a[HECTOR_GRAPH_EDGE_TYPE];
-  std::vector<int32_t>& compact_map = a[HECTOR_GRAPH_COMPACT_MAP];
+  std::vector<int32_t>& edge_perm = a[HECTOR_GRAPH_EDGE_PERM];
   edge_src.resize(ne);
   edge_dst.resize(ne);
   edge_type.resize(ne);
-  compact_map.resize(ne);
+  edge_perm.resize(ne);
   for (size_t c = 0; c < ne; ++c) {
-    const size_t i = static_cast<size_t>(edge_perm[c]);
-    edge_src[c] = src[i];
-    edge_dst[c] = dst[i];
-    edge_type[c] = ety[i];
-    compact_map[c] = pair_of_input[i];
+    Edge& x = edges[c];
+    edge_src[c] = x.src;
+    edge_dst[c] = x.dst;
+    edge_type[c] = x.etype;
+    edge_perm[c] = x.id;
+    x.id = static_cast<int32_t>(c);  // from here on, ids are canonical
   }
-
-  std::vector<int32_t>& csr_src = a[HECTOR_GRAPH_CSR_SRC];
-  std::vector<int32_t>& csr_eid = a[HECTOR_GRAPH_CSR_EID];
-  std::vector<int32_t>& csr_etype = a[HECTOR_GRAPH_CSR_ETYPE];
-  csr_src.resize(ne);
-  csr_eid.resize(ne);
-  csr_etype.resize(ne);
-  for (size_t k = 0; k < ne; ++k) {
-    const size_t i = static_cast<size_t>(csr_order[k]);
-    csr_src[k] = src[i];
-    csr_eid[k] = canonical_of_input[i];
-    csr_etype[k] = ety[i];
-  }
+  offsets_of(ne, r, [&](size_t c) { return edge_type[c]; }, a[HECTOR_GRAPH_ETYPE_OFFSETS]);
 
   // Edges of one (etype, dst) are one run in canonical order: c_e = 1/run.
   g.edge_norm.resize(ne);
@@ -212,6 +214,49 @@ int build(const hector_graph_input& in, hector_graph& g) {
     for (size_t c = begin; c < end; ++c) g.edge_norm[c] = norm;
     begin = end;
   }
+
+  // CSR slots: canonical edges grouped by destination.
+  radix_sort(edges, scratch, &Edge::dst, n);
+  std::vector<int32_t>& csr_src = a[HECTOR_GRAPH_CSR_SRC];
+  std::vector<int32_t>& csr_eid = a[HECTOR_GRAPH_CSR_EID];
+  std::vector<int32_t>& csr_etype = a[HECTOR_GRAPH_CSR_ETYPE];
+  csr_src.resize(ne);
+  csr_eid.resize(ne);
+  csr_etype.resize(ne);
+  for (size_t k = 0; k < ne; ++k) {
+    csr_src[k] = edges[k].src;
+    csr_eid[k] = edges[k].id;
+    csr_etype[k] = edges[k].etype;
+  }
+  offsets_of(ne, n, [&](size_t k) { return edges[k].dst; }, a[HECTOR_GRAPH_CSR_ROW_PTR]);
+
+  // Compact pairs: each run of equal (etype, src) is one pair.
+  radix_sort(edges, scratch, &Edge::src, n);
+  radix_sort(edges, scratch, &Edge::etype, r);
+  scratch = std::vector<Edge>();
+  auto starts_pair = [&](size_t i) {
+    return i == 0 || edges[i].etype != edges[i - 1].etype || edges[i].src != edges[i - 1].src;
+  };
+  std::vector<int32_t>& compact_offsets = a[HECTOR_GRAPH_COMPACT_OFFSETS];
+  compact_offsets.assign(static_cast<size_t>(r) + 1, 0);
+  int32_t pairs = 0;
+  for (size_t i = 0; i < ne; ++i) {
+    if (starts_pair(i)) {
+      ++pairs;
+      ++compact_offsets[static_cast<size_t>(edges[i].etype) + 1];
+    }
+  }
+  for (size_t k = 0; k < static_cast<size_t>(r); ++k) compact_offsets[k + 1] += compact_offsets[k];
+  std::vector<int32_t>& compact_src = a[HECTOR_GRAPH_COMPACT_SRC];
+  std::vector<int32_t>& compact_map = a[HECTOR_GRAPH_COMPACT_MAP];
+  compact_src.resize(static_cast<size_t>(pairs));
+  compact_map.resize(ne);
+  int32_t p = -1;
+  for (size_t i = 0; i < ne; ++i) {
+    if (starts_pair(i)) compact_src[static_cast<size_t>(++p)] = edges[i].src;
+    compact_map[static_cast<size_t>(edges[i].id)] = p;
+  }
+  g.sizes.num_pairs = pairs;
   return HECTOR_OK;
 }
 
