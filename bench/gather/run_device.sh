@@ -4,6 +4,7 @@
 # Logs and JSON go to $OUT (default: bench/gather/out).
 #   bash bench/gather/run_device.sh            # tests + gather bench
 #   E2E=1 bash bench/gather/run_device.sh      # + end-to-end training run
+#   E2E_BACKINGS="malloc thp vmm" E2E_ARGS="--epochs 2"   # its host-memory kinds
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${OUT:-bench/gather/out}
@@ -13,12 +14,16 @@ export PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current \
   --format=csv 2>&1 | tee "$OUT/gpu.txt"
 if [ "${TESTS:-1}" = 1 ]; then
-  python3 -m pytest -q -x test/gpu/test_unified_gather.py 2>&1 | tail -n 40 | tee "$OUT/tests.log"
+  python3 -m pytest -q -p no:cacheprovider test/gpu/test_unified_gather.py 2>&1 \
+    | tail -n 60 | tee "$OUT/tests.log"
 fi
 if [ "${BENCH:-1}" = 1 ]; then
   python3 bench/gather/bench_gather.py --out "$OUT/gather.json" ${BENCH_ARGS:-} 2>&1 \
     | tee "$OUT/gather.log"
 fi
 if [ "${E2E:-0}" = 1 ]; then
-  python3 bench/gather/e2e_sage.py --out "$OUT/e2e.json" ${E2E_ARGS:-} 2>&1 | tee "$OUT/e2e.log"
+  for b in ${E2E_BACKINGS:-malloc}; do
+    python3 bench/gather/e2e_sage.py --backing "$b" --out "$OUT/e2e_$b.json" ${E2E_ARGS:-} \
+      2>&1 | tee "$OUT/e2e_$b.log"
+  done
 fi
