@@ -22,7 +22,9 @@ machines without it.
 
 from __future__ import annotations
 
+import itertools
 import mmap
+import threading
 import weakref
 
 from . import _runtime
@@ -78,10 +80,36 @@ def _torch():
     return torch
 
 
-def _release(host_ptr: int, nbytes: int, _keep_alive) -> None:
-    # Runs when the UnifiedTensor is collected; _keep_alive is the host tensor,
-    # held until the pages are unpinned.
+# Live and released registrations: token -> [first page, end page, host
+# tensor, alive]. Two mapped tensors may share a page, and the runtime then
+# maps the later one through the earlier one's registration, which stays
+# pinned while either is mapped. So a released tensor's memory is kept alive
+# until no live registration shares a page with it: freeing it earlier could
+# hand pinned, registered bytes to an unrelated allocation.
+_registrations: dict = {}
+_registrations_lock = threading.Lock()
+_next_token = itertools.count()
+
+
+def _register(tensor, ptr: int, span: int, device: int) -> tuple[int, int]:
+    dev_ptr = _runtime.host_register(ptr, span, device)
+    page = mmap.PAGESIZE
+    lo, hi = ptr // page * page, -(-(ptr + span) // page) * page
+    with _registrations_lock:
+        token = next(_next_token)
+        _registrations[token] = [lo, hi, tensor, True]
+    return dev_ptr, token
+
+
+def _release(host_ptr: int, nbytes: int, token: int) -> None:
+    # Runs when the UnifiedTensor is collected.
     _runtime.host_unregister(host_ptr, nbytes)
+    with _registrations_lock:
+        _registrations[token][3] = False
+        alive = [(lo, hi) for lo, hi, _, live in _registrations.values() if live]
+        for key in [k for k, (lo, hi, _, live) in _registrations.items()
+                    if not live and not any(a < hi and lo < b for a, b in alive)]:
+            del _registrations[key]
 
 
 def _row_layout(t) -> tuple[int, int, int]:
@@ -190,8 +218,8 @@ class UnifiedTensor:
         span = (rows - 1) * row_stride + row_bytes if rows > 0 and row_bytes > 0 else 0
         if span > 0:
             ptr = tensor.data_ptr()
-            self._dev_ptr = _runtime.host_register(ptr, span, device.index)
-            self._finalizer = weakref.finalize(self, _release, ptr, span, tensor)
+            self._dev_ptr, token = _register(tensor, ptr, span, device.index)
+            self._finalizer = weakref.finalize(self, _release, ptr, span, token)
             self._finalizer.atexit = False  # the process's exit unpins everything
 
     # -- tensor-like surface --

@@ -130,3 +130,32 @@ def test_host_empty():
     assert host_empty(10, torch.int8).shape == (10,)
     assert host_empty((0, 4)).shape == (0, 4)
     assert host_empty((4, 4), torch.bfloat16, huge_pages=False).is_contiguous()
+
+
+def test_released_memory_outlives_page_sharing_registrations(monkeypatch):
+    # With a fake runtime: a released tensor stays referenced while another
+    # live registration shares one of its pages (that registration may be
+    # mapped through the released one's pinned pages).
+    import gc
+
+    import hector.unified as hu
+
+    calls = []
+    monkeypatch.setattr(hu._runtime, "host_register", lambda p, n, d: calls.append(("reg", p, n)) or p)
+    monkeypatch.setattr(hu._runtime, "host_unregister", lambda p, n: calls.append(("unreg", p, n)))
+    monkeypatch.setattr(hu, "_registrations", {})
+    store = torch.zeros(4096)            # 16 KB: a few pages
+    a, b, far = store[0:100], store[200:300], store[3000:3100]
+    ua, ub, uf = unified(a.view(10, 10), device=0), unified(b.view(10, 10), device=0), \
+        unified(far.view(10, 10), device=0)
+    assert [c[0] for c in calls] == ["reg"] * 3 and len(hu._registrations) == 3
+    del ua
+    gc.collect()
+    assert calls[-1] == ("unreg", a.data_ptr(), 400)
+    assert len(hu._registrations) == 3   # b shares a's page: a is kept
+    del uf
+    gc.collect()
+    assert len(hu._registrations) == 2   # far shares no page with a live one
+    del ub
+    gc.collect()
+    assert hu._registrations == {}
