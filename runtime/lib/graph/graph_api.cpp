@@ -61,13 +61,13 @@ extern "C" int hector_graph_array(const hector_graph* graph, int id, const void*
                 "hector_graph_array: unknown array id %d (valid: 0 .. %d)", id,
                 HECTOR_GRAPH_NUM_ARRAYS - 1);
   if (id == HECTOR_GRAPH_EDGE_NORM) {
-    if (!graph->edge_norm.empty()) *data = graph->edge_norm.data();
+    *data = graph->edge_norm.data();  // NULL when empty
     *length = static_cast<int64_t>(graph->edge_norm.size());
     if (dtype) *dtype = HECTOR_GRAPH_FLOAT32;
     return HECTOR_OK;
   }
-  const std::vector<int32_t>& v = graph->i32[id];
-  if (!v.empty()) *data = v.data();
+  const Buffer<int32_t>& v = graph->i32[id];
+  *data = v.data();  // NULL when empty
   *length = static_cast<int64_t>(v.size());
   if (dtype) *dtype = HECTOR_GRAPH_INT32;
   return HECTOR_OK;
