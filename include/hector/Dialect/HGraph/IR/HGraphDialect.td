@@ -34,6 +34,9 @@ def HGraph_Dialect : Dialect {
     head `k` maps feature block `k` of the input to feature block `k` of the
     output. A value with `heads = H` splits its `width` features into `H`
     contiguous blocks of `width / H`.
+
+    An argument of an `hgraph.func` may carry `{hgraph.name = "h"}`: the name
+    the compiled entry point and its manifest give that argument.
   }];
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;

@@ -1,0 +1,115 @@
+//===- RowEvaluator.h - scalar code for hgraph row expressions --*- C++ -*-===//
+//
+// Part of the hgraph-to-htmpl lowering. Row-wise hgraph ops (element-wise
+// math, dot, scale, gather, typed_vector, relation_norm, and the normalising
+// step of edge_softmax) are never materialized on their own: they are
+// evaluated inside the body of the traversal that consumes them. A
+// RowEvaluator first collects the buffers ("leaves") an expression reads, so
+// that they become the traversal's operands, then emits the scalar code for
+// one (head, feature) position inside the traversal body.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HECTOR_LIB_CONVERSION_HGRAPHTOHTMPL_ROWEVALUATOR_H
+#define HECTOR_LIB_CONVERSION_HGRAPHTOHTMPL_ROWEVALUATOR_H
+
+#include "hector/Dialect/HGraph/IR/HGraph.h"
+#include "hector/Dialect/HTmpl/IR/HTmpl.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+
+namespace hector::lowering {
+
+/// A buffer and how the current edge or node of a traversal picks its row.
+struct Leaf {
+  mlir::Value memref;
+  htmpl::AccessScheme scheme;
+  bool operator==(const Leaf &other) const {
+    return memref == other.memref && scheme == other.scheme;
+  }
+};
+
+/// The edge_softmax result is evaluated from its materialized scores and the
+/// per-destination max and sum: exp(score - max[dst]) / sum[dst].
+struct SoftmaxParts {
+  mlir::Value score, max, sum;
+};
+
+/// What the lowering knows about every hgraph value that lives in memory.
+struct ValueStore {
+  /// Node-wise values: [N, width] buffers.
+  llvm::DenseMap<mlir::Value, mlir::Value> nodes;
+  /// Edge-wise values: buffer plus `edge` / `compact` (or `src` / `dst` when
+  /// the value is a node buffer read at an endpoint).
+  llvm::DenseMap<mlir::Value, Leaf> edges;
+  /// Weights: the memref argument.
+  llvm::DenseMap<mlir::Value, mlir::Value> weights;
+  /// Normalised edge_softmax results.
+  llvm::DenseMap<mlir::Value, SoftmaxParts> softmaxes;
+  /// The `edge_norm` graph array (for hgraph.relation_norm).
+  mlir::Value edgeNorm;
+};
+
+/// Emits the scalar computation of row expressions in one traversal body.
+class RowEvaluator {
+public:
+  RowEvaluator(const ValueStore &store, bool edgeDomain)
+      : store(store), edgeDomain(edgeDomain) {}
+
+  /// Records every leaf `value` reads. Returns null on success, else the
+  /// value that is neither in memory nor computable row by row here.
+  mlir::Value collect(mlir::Value value);
+  /// Adds an input leaf (deduplicated); returns its index.
+  unsigned addLeaf(Leaf leaf);
+  /// Adds an output leaf (never shared with an input); returns its index.
+  unsigned addOutput(Leaf leaf) {
+    leaves.push_back(leaf);
+    return leaves.size() - 1;
+  }
+  llvm::ArrayRef<Leaf> getLeaves() const { return leaves; }
+
+  /// Binds the traversal body: `rows[k]` is the row index of leaf k.
+  void bind(mlir::ValueRange rows) { rowArgs.assign(rows.begin(), rows.end()); }
+  /// Starts a new head iteration: forgets hoisted per-head values.
+  void startHead() { perHead.clear(); }
+
+  /// Emits the per-head subexpressions of `value` at the current insertion
+  /// point, so that a feature loop created afterwards only reads them.
+  void hoistPerHead(mlir::OpBuilder &b, mlir::Value value, mlir::Value head);
+  /// Emits `value` at head `head`, feature `feature` of its head block
+  /// (`feature` is ignored for per-head values).
+  mlir::Value emit(mlir::OpBuilder &b, mlir::Value value, mlir::Value head,
+                   mlir::Value feature);
+  /// Loads leaf `leaf` at column `column` (rank-1 leaves ignore it).
+  mlir::Value load(mlir::OpBuilder &b, unsigned leaf, mlir::Value column);
+  /// The row index of leaf `leaf` in the current iteration.
+  mlir::Value row(unsigned leaf) const { return rowArgs[leaf]; }
+  /// Column of (head, feature) in a value of `type`: per-head values have one
+  /// column per head (or one for all), others `head * headWidth + feature`.
+  static mlir::Value column(mlir::OpBuilder &b, hgraph::FeatureType type,
+                            mlir::Value head, mlir::Value feature);
+
+private:
+  /// The leaf a value reads directly, if it is in memory.
+  std::optional<Leaf> leafOf(mlir::Value value) const;
+  unsigned leafIndex(Leaf leaf) const;
+  mlir::Value emitOp(mlir::OpBuilder &b, mlir::Operation *op, mlir::Value head,
+                     mlir::Value feature);
+
+  const ValueStore &store;
+  bool edgeDomain;
+  /// A traversal reads a handful of buffers: a vector beats a set here.
+  llvm::SmallVector<Leaf> leaves;
+  llvm::SmallVector<mlir::Value> rowArgs;
+  llvm::DenseMap<mlir::Value, mlir::Value> perHead;
+};
+
+/// True when `type` holds one value per head (width == heads).
+inline bool isPerHead(hgraph::FeatureType type) {
+  return type.getWidth() == type.getHeads();
+}
+
+} // namespace hector::lowering
+
+#endif // HECTOR_LIB_CONVERSION_HGRAPHTOHTMPL_ROWEVALUATOR_H
