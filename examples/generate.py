@@ -22,6 +22,11 @@ def weight(index, *shape):
     return f"!hgraph.weight<{index}, {'x'.join(map(str, shape))}xf32>"
 
 
+def arg(name, type_):
+    """A function argument named for the compiled entry point's manifest."""
+    return f'%{name}: {type_} {{hgraph.name = "{name}"}}'
+
+
 def rgcn(width_in, width_out, heads):
     if heads != 1:
         raise ValueError("RGCN has no heads")
@@ -31,8 +36,8 @@ def rgcn(width_in, width_out, heads):
     return f"""// RGCN (BRIEF.md §4):
 //   h'_t = W_0ᵀ h_t + Σ_{{e=(s→t)}} c_e · W_φ(e)ᵀ h_s,
 //   c_e  = 1 / |{{e' = (s'→t) : φ(e') = φ(e)}}|
-hgraph.func @rgcn(%g: !hgraph.graph, %h: {h},
-                  %W: {w}, %W0: {w0}) -> {o} {{
+hgraph.func @rgcn(%g: !hgraph.graph, {arg("h", h)},
+                  {arg("W", w)}, {arg("W0", w0)}) -> {o} {{
   %msg = hgraph.typed_linear %W, %h from src : {w}, {h} -> {msg}
   %norm = hgraph.relation_norm %g : !hgraph.graph -> {norm}
   %scaled = hgraph.scale %norm, %msg : {norm}, {msg} -> {msg}
@@ -54,8 +59,8 @@ def rgat(width_in, width_out, heads):
 //   score_e = LeakyReLU_0.2(a_φ(e)·z_e + b_φ(e)·(W_φ(e)ᵀ h_t))   (per head)
 //   α_e     = softmax of score over the incoming edges of t
 //   h'_t    = Σ_e α_e z_e
-hgraph.func @rgat(%g: !hgraph.graph, %h: {h},
-                  %W: {w}, %a: {v}, %b: {v}) -> {o} {{
+hgraph.func @rgat(%g: !hgraph.graph, {arg("h", h)},
+                  {arg("W", w)}, {arg("a", v)}, {arg("b", v)}) -> {o} {{
   %z = hgraph.typed_linear %W, %h from src : {w}, {h} -> {z}
   %zt = hgraph.typed_linear %W, %h from dst : {w}, {h} -> {z}
   %av = hgraph.typed_vector %a : {v} -> {z}
@@ -88,9 +93,9 @@ def hgt(width_in, width_out, heads):
 //   α = softmax over the incoming edges of t
 //   m_e = v_s W^msg_φ(e)
 //   h'_t = A_τ(t) Σ_e α_e m_e + h_t
-hgraph.func @hgt(%g: !hgraph.graph, %h: {h},
-                 %K: {wn}, %Q: {wn}, %V: {wn}, %A: {wn},
-                 %Watt: {wh}, %Wmsg: {wh}, %mu: {mu}) -> {h} {{
+hgraph.func @hgt(%g: !hgraph.graph, {arg("h", h)},
+                 {arg("K", wn)}, {arg("Q", wn)}, {arg("V", wn)}, {arg("A", wn)},
+                 {arg("Watt", wh)}, {arg("Wmsg", wh)}, {arg("mu", mu)}) -> {h} {{
   %k = hgraph.typed_linear %K, %h from node : {wn}, {h} -> {nh}
   %q = hgraph.typed_linear %Q, %h from node : {wn}, {h} -> {nh}
   %v = hgraph.typed_linear %V, %h from node : {wn}, {h} -> {nh}

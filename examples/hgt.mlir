@@ -4,9 +4,9 @@
 //   α = softmax over the incoming edges of t
 //   m_e = v_s W^msg_φ(e)
 //   h'_t = A_τ(t) Σ_e α_e m_e + h_t
-hgraph.func @hgt(%g: !hgraph.graph, %h: !hgraph.node<64xf32>,
-                 %K: !hgraph.weight<node, 64x64xf32>, %Q: !hgraph.weight<node, 64x64xf32>, %V: !hgraph.weight<node, 64x64xf32>, %A: !hgraph.weight<node, 64x64xf32>,
-                 %Watt: !hgraph.weight<edge, 1x64x64xf32>, %Wmsg: !hgraph.weight<edge, 1x64x64xf32>, %mu: !hgraph.weight<edge, 1xf32>) -> !hgraph.node<64xf32> {
+hgraph.func @hgt(%g: !hgraph.graph, %h: !hgraph.node<64xf32> {hgraph.name = "h"},
+                 %K: !hgraph.weight<node, 64x64xf32> {hgraph.name = "K"}, %Q: !hgraph.weight<node, 64x64xf32> {hgraph.name = "Q"}, %V: !hgraph.weight<node, 64x64xf32> {hgraph.name = "V"}, %A: !hgraph.weight<node, 64x64xf32> {hgraph.name = "A"},
+                 %Watt: !hgraph.weight<edge, 1x64x64xf32> {hgraph.name = "Watt"}, %Wmsg: !hgraph.weight<edge, 1x64x64xf32> {hgraph.name = "Wmsg"}, %mu: !hgraph.weight<edge, 1xf32> {hgraph.name = "mu"}) -> !hgraph.node<64xf32> {
   %k = hgraph.typed_linear %K, %h from node : !hgraph.weight<node, 64x64xf32>, !hgraph.node<64xf32> -> !hgraph.node<64xf32>
   %q = hgraph.typed_linear %Q, %h from node : !hgraph.weight<node, 64x64xf32>, !hgraph.node<64xf32> -> !hgraph.node<64xf32>
   %v = hgraph.typed_linear %V, %h from node : !hgraph.weight<node, 64x64xf32>, !hgraph.node<64xf32> -> !hgraph.node<64xf32>

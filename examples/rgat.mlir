@@ -3,8 +3,8 @@
 //   score_e = LeakyReLU_0.2(a_φ(e)·z_e + b_φ(e)·(W_φ(e)ᵀ h_t))   (per head)
 //   α_e     = softmax of score over the incoming edges of t
 //   h'_t    = Σ_e α_e z_e
-hgraph.func @rgat(%g: !hgraph.graph, %h: !hgraph.node<64xf32>,
-                  %W: !hgraph.weight<edge, 64x64xf32>, %a: !hgraph.weight<edge, 64xf32>, %b: !hgraph.weight<edge, 64xf32>) -> !hgraph.node<64xf32> {
+hgraph.func @rgat(%g: !hgraph.graph, %h: !hgraph.node<64xf32> {hgraph.name = "h"},
+                  %W: !hgraph.weight<edge, 64x64xf32> {hgraph.name = "W"}, %a: !hgraph.weight<edge, 64xf32> {hgraph.name = "a"}, %b: !hgraph.weight<edge, 64xf32> {hgraph.name = "b"}) -> !hgraph.node<64xf32> {
   %z = hgraph.typed_linear %W, %h from src : !hgraph.weight<edge, 64x64xf32>, !hgraph.node<64xf32> -> !hgraph.edge<64xf32>
   %zt = hgraph.typed_linear %W, %h from dst : !hgraph.weight<edge, 64x64xf32>, !hgraph.node<64xf32> -> !hgraph.edge<64xf32>
   %av = hgraph.typed_vector %a : !hgraph.weight<edge, 64xf32> -> !hgraph.edge<64xf32>

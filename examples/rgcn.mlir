@@ -1,8 +1,8 @@
 // RGCN (BRIEF.md §4):
 //   h'_t = W_0ᵀ h_t + Σ_{e=(s→t)} c_e · W_φ(e)ᵀ h_s,
 //   c_e  = 1 / |{e' = (s'→t) : φ(e') = φ(e)}|
-hgraph.func @rgcn(%g: !hgraph.graph, %h: !hgraph.node<64xf32>,
-                  %W: !hgraph.weight<edge, 64x64xf32>, %W0: !hgraph.weight<single, 64x64xf32>) -> !hgraph.node<64xf32> {
+hgraph.func @rgcn(%g: !hgraph.graph, %h: !hgraph.node<64xf32> {hgraph.name = "h"},
+                  %W: !hgraph.weight<edge, 64x64xf32> {hgraph.name = "W"}, %W0: !hgraph.weight<single, 64x64xf32> {hgraph.name = "W0"}) -> !hgraph.node<64xf32> {
   %msg = hgraph.typed_linear %W, %h from src : !hgraph.weight<edge, 64x64xf32>, !hgraph.node<64xf32> -> !hgraph.edge<64xf32>
   %norm = hgraph.relation_norm %g : !hgraph.graph -> !hgraph.edge<1xf32>
   %scaled = hgraph.scale %norm, %msg : !hgraph.edge<1xf32>, !hgraph.edge<64xf32> -> !hgraph.edge<64xf32>
