@@ -1,5 +1,6 @@
-// The committed dialect references are what ODS generates now
+// The committed dialect and pass references are what ODS generates now
 // (regenerate with `ninja -C build hector-doc`).
 
 // RUN: diff %hector_obj_root/docs/Dialects/HGraphDialect.md %hector_src_root/docs/dialects/HGraphDialect.md
 // RUN: diff %hector_obj_root/docs/Dialects/HTmplDialect.md %hector_src_root/docs/dialects/HTmplDialect.md
+// RUN: diff %hector_obj_root/docs/HectorConversionPasses.md %hector_src_root/docs/passes/HectorConversionPasses.md
