@@ -1,8 +1,14 @@
 //===- HTmplToLoops.cpp - htmpl instances to parallel loops -----*- C++ -*-===//
 //
-// Placeholder until the loop lowering lands: fails on any htmpl instance.
+// The htmpl-to-loops pass: every htmpl.gemm and htmpl.traversal becomes an
+// scf.parallel loop nest (inner loops as scf.for) over the same memrefs, with
+// arith bodies and memref.atomic_rmw where instances may write one element
+// concurrently. GemmToLoops.cpp and TraversalToLoops.cpp hold the lowerings;
+// LoopLowering.h states the rules they share.
 //
 //===----------------------------------------------------------------------===//
+
+#include "LoopLowering.h"
 
 #include "hector/Conversion/Passes.h"
 
@@ -12,17 +18,34 @@ namespace hector {
 } // namespace hector
 
 using namespace mlir;
+using namespace hector;
 
 namespace {
 struct HTmplToLoopsPass
     : public hector::impl::HTmplToLoopsBase<HTmplToLoopsPass> {
   void runOnOperation() override {
-    getOperation()->walk([&](Operation *op) {
-      if (isa<hector::htmpl::GemmOp, hector::htmpl::TraversalOp>(op)) {
-        op->emitError("htmpl-to-loops is not implemented yet");
-        signalPassFailure();
-      }
+    ModuleOp module = getOperation();
+    // Check everything first so that a failure leaves the IR untouched.
+    bool valid = true;
+    module.walk([&](htmpl::TraversalOp op) {
+      valid &= succeeded(loops::checkTraversal(op));
     });
+    if (!valid)
+      return signalPassFailure();
+
+    // Post-order: a traversal nested in another one is lowered first.
+    SmallVector<Operation *> instances;
+    module.walk([&](Operation *op) {
+      if (isa<htmpl::GemmOp, htmpl::TraversalOp>(op))
+        instances.push_back(op);
+    });
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : instances) {
+      if (auto gemm = dyn_cast<htmpl::GemmOp>(op))
+        loops::lowerGemm(rewriter, gemm);
+      else
+        loops::lowerTraversal(rewriter, cast<htmpl::TraversalOp>(op));
+    }
   }
 };
 } // namespace

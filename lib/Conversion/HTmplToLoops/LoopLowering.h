@@ -1,0 +1,57 @@
+//===- LoopLowering.h - htmpl-to-loops internals ----------------*- C++ -*-===//
+//
+// Shared by the GEMM and traversal lowerings of the htmpl-to-loops pass.
+//
+// One rule holds for all generated code: every memref.load sits inside the
+// outermost scf.parallel. Loop bounds come only from memref.dim (descriptor
+// metadata), never from loaded data, so that the GPU backend can launch the
+// outermost loop from the host without reading device memory there.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HECTOR_LIB_CONVERSION_HTMPLTOLOOPS_LOOPLOWERING_H
+#define HECTOR_LIB_CONVERSION_HTMPLTOLOOPS_LOOPLOWERING_H
+
+#include "hector/Dialect/HTmpl/IR/HTmpl.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace hector::loops {
+
+inline mlir::Value constIndex(mlir::OpBuilder &b, mlir::Location loc,
+                              int64_t value) {
+  return mlir::arith::ConstantIndexOp::create(b, loc, value);
+}
+
+/// Size of dimension `dim` of a memref: a constant when static.
+inline mlir::Value dimOf(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value memref, int64_t dim) {
+  auto type = mlir::cast<mlir::MemRefType>(memref.getType());
+  if (!type.isDynamicDim(dim))
+    return constIndex(b, loc, type.getDimSize(dim));
+  return mlir::memref::DimOp::create(b, loc, memref, dim);
+}
+
+/// `list[pos]` of an i32/i64 index list, as an index.
+inline mlir::Value loadIndex(mlir::OpBuilder &b, mlir::Location loc,
+                             mlir::Value list, mlir::Value pos) {
+  mlir::Value raw = mlir::memref::LoadOp::create(b, loc, list, pos);
+  return mlir::arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+}
+
+/// Rewrites one htmpl.gemm into loops before it and erases it.
+void lowerGemm(mlir::RewriterBase &rewriter, htmpl::GemmOp op);
+
+/// Emits a diagnostic and fails when a traversal cannot be lowered; called
+/// on every traversal before any IR changes.
+mlir::LogicalResult checkTraversal(htmpl::TraversalOp op);
+
+/// Rewrites one htmpl.traversal (already checked) into loops before it and
+/// erases it. Nested traversals must be lowered first.
+void lowerTraversal(mlir::RewriterBase &rewriter, htmpl::TraversalOp op);
+
+} // namespace hector::loops
+
+#endif // HECTOR_LIB_CONVERSION_HTMPLTOLOOPS_LOOPLOWERING_H
