@@ -290,3 +290,23 @@ def test_host_empty_huge_page_table():
     t.copy_(random_rows(3000, 300, torch.float16))
     idx = rand_index(3000, 5000)
     assert_same(unified(t)[idx.to(DEV)], t[idx])
+
+
+def test_large_page_allocation():
+    # hector_host_alloc_large_pages (CUDA VMM host memory), wrapped and mapped.
+    rows, cols = 4096, 129
+    nbytes = rows * cols * 4
+    try:
+        ptr = _runtime.host_alloc_large_pages(nbytes, 0)
+    except _runtime.HectorRuntimeError as e:
+        pytest.skip(f"no host VMM allocations here: {e}")
+    try:
+        buf = (ctypes.c_ubyte * nbytes).from_address(ptr)
+        t = torch.frombuffer(buf, dtype=torch.uint8).view(torch.float32).view(rows, cols)
+        t.copy_(random_rows(rows, cols, torch.float32))
+        u = unified(t)
+        idx = rand_index(rows, 3000)
+        assert_same(u[idx.to(DEV)], t[idx])
+        del u
+    finally:
+        _runtime.host_free_large_pages(ptr)

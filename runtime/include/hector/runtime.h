@@ -69,17 +69,22 @@ HECTOR_API int hector_device_name(int device, char* buf, size_t buf_len);
 /* ---- Unified host memory --------------------------------------------- */
 
 /* Page-locks [ptr, ptr + bytes) in place and maps it for every device
- * (cuMemHostRegister, PORTABLE | DEVICEMAP). Registrations are reference
- * counted per page: overlapping or repeated calls are fine, and memory that is
- * already pinned by someone else (torch pin_memory, cudaHostAlloc) is accepted
- * as is. *device_ptr receives the address a kernel uses to read ptr.
- * `device` selects the context used for the call (any device works; the
- * mapping is portable). Every successful call must be matched by one
- * hector_host_unregister(ptr, bytes) before the memory is freed. */
+ * (cuMemHostRegister, PORTABLE | DEVICEMAP). Only these exact bytes are
+ * registered, never a neighbour's (a cudaMemcpy from a buffer that starts in
+ * a registered range and runs past it fails). Registrations are reference
+ * counted: repeated or overlapping calls are fine, a range sharing a page
+ * with an earlier one is mapped through it (the earlier one stays pinned
+ * until both are unregistered), and memory already pinned by someone else
+ * (torch pin_memory, cudaHostAlloc, hector_host_alloc*) is accepted as is.
+ * *device_ptr receives the address a kernel uses to read ptr (ptr itself on
+ * x86-64 Linux). `device` selects the context used for the call (any device
+ * works; the mapping is portable). Every successful call must be matched by
+ * one hector_host_unregister(ptr, bytes) before the memory is freed. */
 HECTOR_API int hector_host_register(void* ptr, size_t bytes, int device, void** device_ptr);
 
-/* Drops one reference taken by hector_host_register on the same range; pages
- * whose count reaches zero are unpinned (only those this library pinned). */
+/* Drops one reference taken by hector_host_register on the same range;
+ * registrations whose count reaches zero are unpinned (only those this
+ * library pinned). */
 HECTOR_API int hector_host_unregister(void* ptr, size_t bytes);
 
 /* Allocates `bytes` of pinned host memory mapped for every device
@@ -94,8 +99,9 @@ HECTOR_API int hector_host_free(void* host_ptr);
  * mapped for the device and the CPU at one address. The point: the GPU maps it
  * with large pages, so random gathers over a big table need far fewer address
  * translations than memory pinned with 4 KB pages. *ptr is valid on host and
- * device. Fails with NOT_SUPPORTED-style CUDA errors on drivers without host
- * VMM allocations (before CUDA 12.2). */
+ * device. Fails with HECTOR_ERROR_CUDA on drivers without host VMM
+ * allocations (before CUDA 12.2). Experimental: on the H200 VM measured in
+ * docs/runtime-unified.md it gathered no faster than registered memory. */
 HECTOR_API int hector_host_alloc_large_pages(size_t bytes, int device, void** ptr);
 
 /* Frees memory from hector_host_alloc_large_pages. */
