@@ -38,4 +38,23 @@ def HTmplToLoops : Pass<"htmpl-to-loops", "mlir::ModuleOp"> {
   ];
 }
 
+def HTmplToGPU : Pass<"htmpl-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Lower htmpl instances to GPU kernels (tiled GEMM, warp-reduced traversals)";
+  let description = [{
+    The GPU specialisation of the templates: each `htmpl.gemm` becomes a
+    `gpu.launch` that tiles through workgroup (shared) memory with the
+    instance's tile, coarsening and launch bounds, gathering, segmenting and
+    scattering inline; each `htmpl.traversal` becomes a `gpu.launch` that
+    spreads features over the lanes of a warp and reduces
+    `htmpl.accumulate`s into the same destination row inside the warp before
+    one atomic, so a hub with millions of in-edges does not serialise a
+    kernel. Host-side memrefs are device pointers.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 #endif // HECTOR_CONVERSION_PASSES_TD
