@@ -43,6 +43,7 @@ def test_no_driver_is_a_clear_error(lib):
     for call in (
         lambda: _runtime.device_name(0),
         lambda: _runtime.host_alloc(4096, 0),
+        lambda: _runtime.host_alloc_large_pages(4096, 0),
         lambda: _runtime.host_register(ctypes.addressof(ctypes.create_string_buffer(64)), 64, 0),
         lambda: _runtime.gather(desc()),
     ):
@@ -51,6 +52,7 @@ def test_no_driver_is_a_clear_error(lib):
         assert e.value.status == _runtime.NO_DRIVER, str(e.value)
     # Freeing NULL is a no-op, as with free().
     _runtime.host_free(0)
+    _runtime.host_free_large_pages(0)
 
 
 def test_unregister_of_unknown_memory_is_reported(lib):
