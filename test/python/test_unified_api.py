@@ -137,8 +137,10 @@ def test_released_memory_outlives_page_sharing_registrations(monkeypatch):
     # live registration shares one of its pages (that registration may be
     # mapped through the released one's pinned pages).
     import gc
+    import importlib
 
-    import hector.unified as hu
+    # The module, not the `hector.unified` function the package exports.
+    hu = importlib.import_module("hector.unified")
 
     calls = []
     monkeypatch.setattr(hu._runtime, "host_register", lambda p, n, d: calls.append(("reg", p, n)) or p)
