@@ -412,8 +412,9 @@ _EDGE_BODY = """
 
 @pytest.mark.parametrize("dynamic", ["first", "all"])
 @pytest.mark.parametrize("adjacency", ["coo", "csr"])
-@pytest.mark.parametrize("nodes,edges,etypes,width", [(6, 20, 3, 4), (13, 57, 5, 3), (4, 0, 2, 2)])
-def test_edge_traversal(adjacency, nodes, edges, etypes, width, dynamic):
+@pytest.mark.parametrize("nodes,edges,etypes,width,lanes", [
+    (6, 20, 3, 4, 256), (13, 57, 5, 3, 256), (40, 97, 5, 3, 32), (4, 0, 2, 2, 256)])
+def test_edge_traversal(adjacency, nodes, edges, etypes, width, lanes, dynamic):
     rng = np.random.default_rng(nodes * 1000 + edges + width)
     g = _graph(rng, nodes, edges, etypes)
     f32 = lambda shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
@@ -436,7 +437,7 @@ def test_edge_traversal(adjacency, nodes, edges, etypes, width, dynamic):
             f"compact_map({t('cmap')}) "
             f"ins({t('z')} as compact, {t('a')} as etype, {t('norm')} as edge, {t('x')} as src) "
             f"outs({t('sum')} as dst, {t('max')} as dst, {t('back')} as src, "
-            f"{t('eid_out')} as edge) {{")
+            f"{t('eid_out')} as edge) launch_bounds({lanes}) {{")
     text += _EDGE_BODY.format(
         width=width, norm_t=_memref_type(norm.shape, "f32", dynamic),
         feat_t=_memref_type((1, width), "f32", dynamic),

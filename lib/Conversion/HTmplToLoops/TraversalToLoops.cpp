@@ -1,12 +1,14 @@
 //===- TraversalToLoops.cpp - htmpl.traversal to parallel loops -*- C++ -*-===//
 //
-// - edges coo(src, dst, etype): scf.parallel over edges e in [0, size(src)).
-// - edges csr(row_ptr, src, eid, etype): scf.parallel over destination nodes
-//   t in [0, size(row_ptr) - 1), then an scf.for over the CSR slots
+// - edges coo(src, dst, etype): one iteration per edge e in [0, size(src)).
+// - edges csr(row_ptr, src, eid, etype): one iteration per destination node
+//   t in [0, size(row_ptr) - 1), with an scf.for over its CSR slots
 //   row_ptr[t] .. row_ptr[t+1]-1; the current edge id is eid[slot].
-// - nodes: scf.parallel over nodes n in [0, N), N = size(node_types) when the
+// - nodes: one iteration per node n in [0, N), N = size(node_types) when the
 //   traversal has node_types, else dim 0 of its first `node` operand (a node
 //   traversal with neither is rejected).
+// The iterations form two nested scf.parallel loops, groups of
+// `launch_bounds` lanes (GPU blocks of threads), guarded at the end.
 //
 // Each iteration resolves the row of every used operand from its access
 // scheme, then the body is moved into the loop with its block arguments
@@ -192,21 +194,39 @@ void inlineBody(RewriterBase &rewriter, TraversalOp op, ValueRange args) {
   rewriter.eraseOp(yield);
 }
 
-/// `scf.parallel (%x) = (0) to (upper)`; leaves the insertion point at the
-/// start of its body and returns the induction variable.
-Value openParallel(OpBuilder &b, Location loc, Value upper) {
-  auto loop = scf::ParallelOp::create(b, loc, ValueRange{constIndex(b, loc, 0)},
-                                      ValueRange{upper},
-                                      ValueRange{constIndex(b, loc, 1)});
-  b.setInsertionPointToStart(loop.getBody());
-  return loop.getInductionVars()[0];
+/// Opens the iteration space [0, upper) as ceil(upper / lanes) groups of
+/// `lanes` iterations: an scf.parallel over groups, a nested scf.parallel
+/// over lanes, and a guard against the last partial group. The two levels
+/// are what the GPU backend maps onto blocks and threads (lanes is the
+/// instance's launch_bounds); on the CPU they are one loop. Leaves the
+/// insertion point inside the guard and returns the iteration index.
+Value openParallel(OpBuilder &b, Location loc, Value upper, int64_t lanes) {
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1),
+        width = constIndex(b, loc, lanes);
+  Value groups = b.createOrFold<arith::CeilDivUIOp>(loc, upper, width);
+  auto outer = scf::ParallelOp::create(b, loc, ValueRange{c0},
+                                       ValueRange{groups}, ValueRange{c1});
+  b.setInsertionPointToStart(outer.getBody());
+  auto inner = scf::ParallelOp::create(b, loc, ValueRange{c0},
+                                       ValueRange{width}, ValueRange{c1});
+  b.setInsertionPointToStart(inner.getBody());
+  Value base =
+      arith::MulIOp::create(b, loc, outer.getInductionVars()[0], width);
+  Value index =
+      arith::AddIOp::create(b, loc, base, inner.getInductionVars()[0]);
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, upper);
+  auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(guard.thenBlock());
+  return index;
 }
 
 void lowerCoo(RewriterBase &rewriter, TraversalOp op) {
   Location loc = op.getLoc();
   OperandRange adjacency = op.getAdjacency();
   Value src = adjacency[0], dst = adjacency[1], etype = adjacency[2];
-  Value e = openParallel(rewriter, loc, dimOf(rewriter, loc, src, 0));
+  Value e = openParallel(rewriter, loc, dimOf(rewriter, loc, src, 0),
+                         op.getLaunchBounds());
   SmallVector<Value> args =
       bodyArguments(rewriter, loc, op, [&](AccessScheme scheme) -> Value {
         switch (scheme) {
@@ -239,7 +259,7 @@ void lowerCsr(RewriterBase &rewriter, TraversalOp op) {
       rewriter.createOrFold<arith::SubIOp>(loc, dimOf(rewriter, loc, rowPtr, 0),
                                            c1),
       c0);
-  Value t = openParallel(rewriter, loc, numNodes);
+  Value t = openParallel(rewriter, loc, numNodes, op.getLaunchBounds());
   Value begin = loadIndex(rewriter, loc, rowPtr, t);
   Value end = loadIndex(rewriter, loc, rowPtr,
                         arith::AddIOp::create(rewriter, loc, t, c1));
@@ -275,7 +295,8 @@ void lowerCsr(RewriterBase &rewriter, TraversalOp op) {
 void lowerNodes(RewriterBase &rewriter, TraversalOp op) {
   Location loc = op.getLoc();
   Value n =
-      openParallel(rewriter, loc, dimOf(rewriter, loc, nodeCountSource(op), 0));
+      openParallel(rewriter, loc, dimOf(rewriter, loc, nodeCountSource(op), 0),
+                   op.getLaunchBounds());
   SmallVector<Value> args =
       bodyArguments(rewriter, loc, op, [&](AccessScheme scheme) -> Value {
         switch (scheme) {
