@@ -113,6 +113,33 @@ def test_empty_types_isolated_nodes_hub():
     assert np.all(np.diff(pre.csr_row_ptr[N // 2 + 1:]) == 0)
 
 
+def test_large_graph_with_hubs():
+    # Hubs of many sizes: their in-edge runs start at arbitrary offsets and
+    # are long enough to be radix-sorted inside the run.
+    rng = np.random.default_rng(7)
+    N, R = 100_000, 7
+    sizes = [17, 33, 100, 1000, 5000, 16_000, 20_001, 30_000, 40_003, 65_537]
+    hubs = rng.choice(N, len(sizes), replace=False)
+    dst = np.concatenate([np.full(k, h) for k, h in zip(sizes, hubs)] + [rng.integers(0, N, 200_000)])
+    E = len(dst)
+    order = rng.permutation(E)
+    dst = dst[order]
+    src = rng.integers(0, N, E)
+    src[rng.random(E) < 0.2] = 5  # a giant source too: many edges share (5, type) pairs
+    etype = rng.integers(0, R, E)
+    check(rng.integers(0, 3, N), src, dst, etype, 3, R)
+
+
+@pytest.mark.parametrize("N", [200_000, 3_000_000])
+def test_many_types_sparse_graph(N):
+    # R * N / 64 far above E: pairs come from sorting etype * N + src keys
+    # (32-bit keys for the smaller graph, 64-bit for the larger).
+    rng = np.random.default_rng(8)
+    E, R = 100_000, 2000
+    check(np.zeros(N, np.int32), rng.integers(0, N, E), rng.integers(0, N, E),
+          rng.integers(0, R, E), 1, R)
+
+
 def test_self_loops_and_duplicates_keep_input_order():
     # Five copies of edge 0 -> 0 (type 0) between other edges: edge_perm keeps their order.
     src = [0, 1, 0, 0, 2, 0, 0]
