@@ -80,9 +80,11 @@ Value zeroOf(OpBuilder &b, Location loc, Type type) {
                                    cast<TypedAttr>(b.getZeroAttr(type)));
 }
 
-/// The segment t with segments[t] <= row < segments[t+1], for a row known to
-/// lie in [segments[0], segments[numTypes]). Empty segments are skipped
-/// because the search keeps the last t whose start is <= row.
+/// The segment t with segments[t] <= row < segments[t+1] for a row in
+/// [segments[0], segments[numTypes]); empty segments are skipped because the
+/// search keeps the last t whose start is <= row. For other rows it still
+/// returns some t in [0, numTypes) (0 when numTypes is 0) and only reads
+/// segments[1 .. numTypes-1], so it may run before the row is checked.
 Value findSegment(OpBuilder &b, Location loc, Value segments, Value numTypes,
                   Value row) {
   Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1),

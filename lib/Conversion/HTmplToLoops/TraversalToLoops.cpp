@@ -184,7 +184,7 @@ SmallVector<Value> bodyArguments(OpBuilder &b, Location loc, TraversalOp op,
   return args;
 }
 
-/// Moves the traversal body to the insertion point of `b` (which must be
+/// Moves the traversal body to the rewriter's insertion point (which must be
 /// before a terminator) with its block arguments replaced by `args`.
 void inlineBody(RewriterBase &rewriter, TraversalOp op, ValueRange args) {
   Block &body = op.getBody().front();
