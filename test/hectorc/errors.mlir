@@ -8,7 +8,7 @@
 // RUN: not hectorc %S/does-not-exist.mlir 2>&1 | FileCheck %s --check-prefix=MISSING
 // RUN: echo 'hgraph.func @f(%%g: !hgraph.graph' | not hectorc - 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // RUN: echo 'hgraph.func @f(%%g: !hgraph.graph, %%h: !hgraph.node<8xf32, heads = 3>) { hgraph.return }' | not hectorc - 2>&1 | FileCheck %s --check-prefix=TYPE
-// RUN: not hectorc %s --emit=ptx 2>&1 | FileCheck %s --check-prefix=STAGE
+// RUN: not hectorc %s --emit=cubin 2>&1 | FileCheck %s --check-prefix=STAGE
 // RUN: hectorc --help | FileCheck %s --check-prefix=HELP
 
 // VERIFY: errors.mlir:[[@LINE+3]]:8: error: 'hgraph.aggregate' op reduces the incoming edges of each node; its input must be edge-wise, got node-wise '!hgraph.node<8xf32>'
@@ -21,7 +21,7 @@ hgraph.func @aggregate_nodes(%g: !hgraph.graph, %h: !hgraph.node<8xf32>) -> !hgr
 // MISSING: hectorc: error: {{.*}}does-not-exist.mlir
 // SYNTAX: <stdin>:1:{{[0-9]+}}: error:
 // TYPE: <stdin>:1:{{[0-9]+}}: error: head count 3 does not divide the feature width 8
-// STAGE: Cannot find option named 'ptx'
+// STAGE: Cannot find option named 'cubin'
 // HELP: USAGE: hectorc [options] <model.mlir | - for stdin>
 // HELP: --emit=<value>
 // HELP: =hgraph

@@ -1,33 +1,58 @@
 //===- hectorc.cpp - the Hector compiler driver -----------------*- C++ -*-===//
 //
-// Reads a model in the inter-operator IR (hgraph) and writes the stage named
-// by --emit. Diagnostics go to stderr as `file:line:col: error: ...` and the
-// exit status is non-zero on any error.
+// Reads a model in the inter-operator IR (hgraph), or a module already
+// lowered further (func.func over memrefs), lowers it for --target and writes
+// the stage named by --emit: an IR stage, PTX, LLVM IR, or a shared library
+// with its JSON manifest (docs/backends.md). Diagnostics go to stderr as
+// `file:line:col: error: ...` and the exit status is non-zero on any error.
 //
 //===----------------------------------------------------------------------===//
 
-#include "hector/InitAll.h"
+#include "hector/Target/Backend.h"
+#include "hector/Target/EntryPoints.h"
+#include "hector/Target/Pipelines.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/FileUtilities.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cstdlib>
+#include <optional>
+
 namespace cl = llvm::cl;
+using hector::Stage;
+using hector::Target;
 
 namespace {
+
+constexpr const char *kVersion = "0.1.0";
+constexpr const char *kRuntimeName = "libhector_runtime.so";
 
 /// The stages hectorc can write.
 enum class EmitStage {
   /// Parsed and verified inter-operator IR.
   HGraph,
+  HTmpl,
+  Loops,
+  GPU,
+  LLVM,
+  LLVMIR,
+  PTX,
+  Lib,
 };
 
 cl::OptionCategory hectorCategory("hectorc options");
@@ -36,20 +61,95 @@ cl::opt<std::string> inputFilename(cl::Positional,
                                    cl::desc("<model.mlir | - for stdin>"),
                                    cl::init("-"), cl::cat(hectorCategory));
 
-cl::opt<std::string> outputFilename("o",
-                                    cl::desc("Output file (default: stdout)"),
-                                    cl::value_desc("file"), cl::init("-"),
-                                    cl::cat(hectorCategory));
+cl::opt<std::string>
+    outputFilename("o",
+                   cl::desc("Output file (default: stdout; --emit=lib needs "
+                            "a file, and also writes <file>.json)"),
+                   cl::value_desc("file"), cl::init("-"),
+                   cl::cat(hectorCategory));
 
 cl::opt<EmitStage> emitStage(
-    "emit", cl::desc("Stage to write:"), cl::init(EmitStage::HGraph),
-    cl::values(clEnumValN(EmitStage::HGraph, "hgraph",
-                          "verified inter-operator IR (default)")),
+    "emit",
+    cl::desc("Stage to write (default: lib when --target is given or -o ends "
+             "in .so, else hgraph):"),
+    cl::init(EmitStage::HGraph),
+    cl::values(
+        clEnumValN(EmitStage::HGraph, "hgraph",
+                   "verified inter-operator IR (the default)"),
+        clEnumValN(EmitStage::HTmpl, "htmpl",
+                   "after hgraph-to-htmpl: func.func over memrefs with "
+                   "htmpl.gemm / htmpl.traversal"),
+        clEnumValN(EmitStage::Loops, "loops",
+                   "after htmpl-to-loops: scf.parallel loop nests"),
+        clEnumValN(EmitStage::GPU, "gpu",
+                   "cuda: kernels outlined into gpu.module, host code "
+                   "launching them"),
+        clEnumValN(EmitStage::LLVM, "llvm",
+                   "the LLVM dialect (cuda: with the GPU binary embedded)"),
+        clEnumValN(EmitStage::LLVMIR, "llvmir",
+                   "optimised LLVM IR of the host code"),
+        clEnumValN(EmitStage::PTX, "ptx", "cuda: the kernels' PTX"),
+        clEnumValN(EmitStage::Lib, "lib",
+                   "a shared library (-o lib<model>.so) and its manifest "
+                   "<lib>.json")),
     cl::cat(hectorCategory));
+
+cl::opt<Target> target(
+    "target", cl::desc("Where the generated code runs (default: cpu):"),
+    cl::init(Target::CPU),
+    cl::values(clEnumValN(Target::CPU, "cpu",
+                          "host code; parallel loops run sequentially"),
+               clEnumValN(Target::CUDA, "cuda",
+                          "NVIDIA GPUs: kernels in a cubin, launched through "
+                          "libhector_runtime.so")),
+    cl::cat(hectorCategory));
+
+cl::opt<std::string> gpuArch("gpu-arch",
+                             cl::desc("cuda: GPU architecture of the cubin"),
+                             cl::value_desc("sm_XY"), cl::init("sm_90"),
+                             cl::cat(hectorCategory));
+
+cl::opt<std::string>
+    gpuFeatures("gpu-features",
+                cl::desc("cuda: PTX features (sm_90 needs +ptx80 or newer)"),
+                cl::value_desc("features"), cl::init("+ptx80"),
+                cl::cat(hectorCategory));
+
+cl::opt<int64_t> gpuBlockSize("gpu-block-size",
+                              cl::desc("cuda: threads per block (1-1024)"),
+                              cl::init(hector::kDefaultGPUBlockSize),
+                              cl::cat(hectorCategory));
+
+cl::opt<int> optLevel("opt-level",
+                      cl::desc("Optimisation level of host and device code "
+                               "(0-3, default 2)"),
+                      cl::init(2), cl::cat(hectorCategory));
+
+cl::opt<std::string> cudaPath(
+    "cuda-path",
+    cl::desc("cuda: CUDA toolkit with bin/ptxas and nvvm/libdevice (default: "
+             "$CUDA_ROOT, $CUDA_HOME, $CUDA_PATH, else /usr/local/cuda)"),
+    cl::value_desc("dir"), cl::init(""), cl::cat(hectorCategory));
+
+cl::opt<std::string> runtimeLib(
+    "runtime-lib",
+    cl::desc("cuda: libhector_runtime.so to link against; it is copied next "
+             "to the library, which finds it there (rpath $ORIGIN) "
+             "(default: $HECTOR_RUNTIME_LIB, else the build tree's)"),
+    cl::value_desc("path"), cl::init(""), cl::cat(hectorCategory));
+
+cl::opt<std::string> linkerDriver(
+    "cc", cl::desc("Compiler driver that links the shared library"),
+    cl::value_desc("program"), cl::init("cc"), cl::cat(hectorCategory));
 
 cl::opt<bool> emitGeneric("mlir-print-generic",
                           cl::desc("Print IR in the generic operation form"),
                           cl::init(false), cl::cat(hectorCategory));
+
+int fail(const llvm::Twine &message) {
+  llvm::errs() << "hectorc: error: " << message << "\n";
+  return 1;
+}
 
 /// Parses and verifies `input`; diagnostics are reported through `sourceMgr`.
 mlir::OwningOpRef<mlir::ModuleOp>
@@ -63,29 +163,187 @@ loadModel(llvm::SourceMgr &sourceMgr, mlir::MLIRContext &context) {
   return module;
 }
 
+std::optional<std::string> envVar(const char *name) {
+  std::optional<std::string> value = llvm::sys::Process::GetEnv(name);
+  if (value && value->empty())
+    return std::nullopt;
+  return value;
+}
+
+/// The CUDA toolkit directory, or "" with `why` set.
+std::string findCudaToolkit(std::string &why) {
+  std::string dir = cudaPath;
+  if (dir.empty())
+    for (const char *name : {"CUDA_ROOT", "CUDA_HOME", "CUDA_PATH"})
+      if (std::optional<std::string> value = envVar(name)) {
+        dir = *value;
+        break;
+      }
+  if (dir.empty())
+    dir = "/usr/local/cuda";
+  llvm::SmallString<256> ptxas(dir);
+  llvm::sys::path::append(ptxas, "bin", "ptxas");
+  if (llvm::sys::fs::can_execute(ptxas))
+    return dir;
+  // ptxas on PATH is what the NVVM serializer falls back to.
+  if (llvm::ErrorOr<std::string> onPath = llvm::sys::findProgramByName("ptxas"))
+    return llvm::sys::path::parent_path(llvm::sys::path::parent_path(*onPath))
+        .str();
+  why = "ptxas not found in " + dir +
+        "/bin nor on PATH; install the CUDA toolkit or pass --cuda-path=<dir>";
+  return "";
+}
+
+/// libhector_runtime.so for CUDA libraries, or "" with `why` set.
+std::string findRuntimeLibrary(const char *argv0, std::string &why) {
+  std::string path = runtimeLib;
+  if (path.empty())
+    if (std::optional<std::string> value = envVar("HECTOR_RUNTIME_LIB"))
+      path = *value;
+  if (path.empty()) {
+    // <build>/bin/hectorc -> <build>/runtime/libhector_runtime.so
+    static int anchor;
+    std::string exe = llvm::sys::fs::getMainExecutable(argv0, &anchor);
+    llvm::SmallString<256> guess(
+        llvm::sys::path::parent_path(llvm::sys::path::parent_path(exe)));
+    llvm::sys::path::append(guess, "runtime", kRuntimeName);
+    path = guess.str().str();
+  }
+  if (llvm::sys::fs::is_regular_file(path))
+    return path;
+  why = std::string(kRuntimeName) + " not found at '" + path +
+        "'; build the runtime (target hector_runtime) or pass "
+        "--runtime-lib=<path> (or set HECTOR_RUNTIME_LIB)";
+  return "";
+}
+
+bool isBefore(EmitStage a, EmitStage b) {
+  return static_cast<int>(a) < static_cast<int>(b);
+}
+
+/// Writes the shared library, its manifest and (cuda) the runtime beside it.
+int writeLibrary(mlir::ModuleOp module,
+                 llvm::ArrayRef<hector::EntryPoint> entries,
+                 const std::string &runtime) {
+  llvm::LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      hector::translateToLLVMIR(module, llvmContext, optLevel);
+  if (!llvmModule)
+    return 1;
+
+  llvm::SmallString<128> object;
+  if (std::error_code ec =
+          llvm::sys::fs::createTemporaryFile("hectorc", "o", object))
+    return fail("cannot create a temporary object file: " + ec.message());
+  llvm::FileRemover removeObject(object);
+  std::string error;
+  if (mlir::failed(hector::emitObjectFile(*llvmModule, object, optLevel, error)))
+    return fail(error);
+
+  hector::LinkOptions link;
+  link.driver = linkerDriver;
+  link.object = object.str().str();
+  link.output = outputFilename;
+  link.runtimeLibrary = runtime;
+  if (mlir::failed(hector::linkSharedLibrary(link, error))) {
+    llvm::sys::fs::remove(outputFilename);
+    return fail(error);
+  }
+
+  llvm::StringRef outDir = llvm::sys::path::parent_path(outputFilename);
+  if (!runtime.empty()) {
+    llvm::SmallString<256> copy(outDir);
+    llvm::sys::path::append(copy, kRuntimeName);
+    if (!llvm::sys::fs::equivalent(runtime, copy))
+      if (std::error_code ec = llvm::sys::fs::copy_file(runtime, copy))
+        return fail("cannot copy " + runtime + " to " + copy + ": " +
+                    ec.message());
+  }
+
+  hector::ManifestInfo info;
+  info.target = hector::targetName(target).str();
+  info.gpuArch = target == Target::CUDA ? gpuArch.getValue() : "";
+  info.library = llvm::sys::path::filename(outputFilename).str();
+  info.runtime = runtime.empty() ? "" : kRuntimeName;
+  info.hectorcVersion = kVersion;
+  std::string manifestPath = outputFilename + ".json";
+  std::unique_ptr<llvm::ToolOutputFile> manifest =
+      mlir::openOutputFile(manifestPath, &error);
+  if (!manifest)
+    return fail(error);
+  manifest->os() << hector::renderManifest(entries, info);
+  manifest->keep();
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
+  // --mlir-print-ir-after-all and friends work on hectorc's pipelines too
+  // (hidden from --help).
+  mlir::registerPassManagerCLOptions();
   cl::HideUnrelatedOptions(hectorCategory);
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "hectorc " << kVersion << " (LLVM/MLIR " << LLVM_VERSION_STRING
+       << ")\n";
+  });
   cl::ParseCommandLineOptions(
       argc, argv,
       "hectorc: compile relational GNN models written in the hgraph "
       "inter-operator IR.\n\n"
       "Reads <model.mlir> (or stdin for '-') and writes the stage named by "
-      "--emit to -o (or stdout). Errors are reported as "
-      "'file:line:col: error: message' with a non-zero exit status.\n");
+      "--emit to -o (or stdout). A module already lowered to func.func over "
+      "memrefs (the htmpl or loops stage) is accepted too: stages it has "
+      "passed are no-ops. Errors are reported as 'file:line:col: error: "
+      "message' with a non-zero exit status.\n\n"
+      "  hectorc model.mlir --target=cpu -o libmodel.so   # + libmodel.so.json\n"
+      "  hectorc model.mlir --target=cuda -o libmodel.so  # + libhector_runtime.so\n"
+      "  hectorc model.mlir --target=cuda --emit=ptx\n");
+
+  // --emit defaults to lib when a library is evidently asked for.
+  EmitStage emit = emitStage;
+  if (emitStage.getNumOccurrences() == 0 &&
+      (target.getNumOccurrences() > 0 ||
+       llvm::StringRef(outputFilename).ends_with(".so")))
+    emit = EmitStage::Lib;
+  if ((emit == EmitStage::GPU || emit == EmitStage::PTX) &&
+      target != Target::CUDA)
+    return fail("--emit=" +
+                std::string(emit == EmitStage::GPU ? "gpu" : "ptx") +
+                " needs --target=cuda");
+  if (emit == EmitStage::Lib && outputFilename == "-")
+    return fail("--emit=lib writes a shared library: give it a file with "
+                "-o lib<model>.so");
+  if (optLevel < 0 || optLevel > 3)
+    return fail("--opt-level must be 0, 1, 2 or 3");
+  if (gpuBlockSize < 1 || gpuBlockSize > 1024)
+    return fail("--gpu-block-size must be in [1, 1024]");
 
   std::string errorMessage;
-  std::unique_ptr<llvm::MemoryBuffer> input =
-      mlir::openInputFile(inputFilename, &errorMessage);
-  if (!input) {
-    llvm::errs() << "hectorc: error: " << errorMessage << "\n";
-    return 1;
+  // Check the tools a CUDA build needs before any work.
+  std::string runtime;
+  if (target == Target::CUDA && !isBefore(emit, EmitStage::LLVM)) {
+    std::string toolkit = findCudaToolkit(errorMessage);
+    if (toolkit.empty())
+      return fail(errorMessage);
+    // The NVVM serializer reads the toolkit (ptxas, libdevice) from here.
+    setenv("CUDA_ROOT", toolkit.c_str(), 1);
+    if (emit == EmitStage::Lib) {
+      runtime = findRuntimeLibrary(argv[0], errorMessage);
+      if (runtime.empty())
+        return fail(errorMessage);
+    }
   }
 
+  std::unique_ptr<llvm::MemoryBuffer> input =
+      mlir::openInputFile(inputFilename, &errorMessage);
+  if (!input)
+    return fail(errorMessage);
+
   mlir::DialectRegistry registry;
-  hector::registerAllDialects(registry);
+  hector::registerTargetDialects(registry);
+  hector::registerTargetPasses();
   mlir::MLIRContext context(registry);
   // Errors are reported, not aborted on: no crash reproducer, no stack dump.
   context.printOpOnDiagnostic(false);
@@ -98,15 +356,75 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
-  std::unique_ptr<llvm::ToolOutputFile> output =
-      mlir::openOutputFile(outputFilename, &errorMessage);
-  if (!output) {
-    llvm::errs() << "hectorc: error: " << errorMessage << "\n";
-    return 1;
+  hector::PipelineOptions options;
+  options.target = target;
+  options.gpuArch = gpuArch;
+  options.gpuFeatures = gpuFeatures;
+  options.gpuBinaryFormat = emit == EmitStage::PTX ? "isa" : "fatbin";
+  options.optLevel = optLevel;
+  options.gpuBlockSize = gpuBlockSize;
+
+  // Lower stage by stage up to the one asked for.
+  std::vector<hector::EntryPoint> entries;
+  auto lowerTo = [&](Stage stage) {
+    return hector::runStage(*module, stage, options);
+  };
+  Stage last = Stage::HGraph;
+  switch (emit) {
+  case EmitStage::HGraph:
+    break;
+  case EmitStage::HTmpl:
+    last = Stage::HTmpl;
+    break;
+  case EmitStage::Loops:
+    last = Stage::Loops;
+    break;
+  case EmitStage::GPU:
+    last = Stage::GPU;
+    break;
+  default:
+    last = Stage::LLVM;
+    break;
+  }
+  for (Stage stage : {Stage::HTmpl, Stage::Loops, Stage::GPU, Stage::LLVM}) {
+    if (static_cast<int>(stage) > static_cast<int>(last))
+      break;
+    if (stage == Stage::GPU) {
+      // Entry points are fixed (and marked for their C interface) right
+      // after the loops, before any lowering towards the target.
+      mlir::FailureOr<std::vector<hector::EntryPoint>> found =
+          hector::prepareEntryPoints(*module);
+      if (mlir::failed(found))
+        return 1;
+      entries = std::move(*found);
+    }
+    if (mlir::failed(lowerTo(stage)))
+      return 1;
   }
 
-  switch (emitStage) {
-  case EmitStage::HGraph: {
+  if (emit == EmitStage::Lib)
+    return writeLibrary(*module, entries, runtime);
+
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      mlir::openOutputFile(outputFilename, &errorMessage);
+  if (!output)
+    return fail(errorMessage);
+
+  switch (emit) {
+  case EmitStage::PTX:
+    if (mlir::failed(hector::writePTX(*module, output->os())))
+      return 1;
+    break;
+  case EmitStage::LLVMIR: {
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule =
+        hector::translateToLLVMIR(*module, llvmContext, optLevel);
+    if (!llvmModule)
+      return 1;
+    llvmModule->print(output->os(), nullptr);
+    break;
+  }
+  default: {
     mlir::OpPrintingFlags flags;
     if (emitGeneric)
       flags.printGenericOpForm();

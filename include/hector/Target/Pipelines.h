@@ -1,0 +1,67 @@
+//===- Pipelines.h - hectorc's stages and pass pipelines --------*- C++ -*-===//
+//
+// The stages a model goes through on its way to a shared library, and the
+// pass pipeline between each two (docs/backends.md lists them). Pipelines
+// are built from pass names, so the Hector passes of other libraries
+// (hgraph-to-htmpl, htmpl-to-loops) are picked up as registered.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HECTOR_TARGET_PIPELINES_H
+#define HECTOR_TARGET_PIPELINES_H
+
+#include "hector/Target/Passes.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Support/LLVM.h"
+
+#include <string>
+
+namespace hector {
+
+enum class Target { CPU, CUDA };
+
+/// IR stages in pipeline order. `GPU` (kernels outlined into gpu.module,
+/// host code launching them) exists for the CUDA target only.
+enum class Stage { HGraph, HTmpl, Loops, GPU, LLVM };
+
+struct PipelineOptions {
+  Target target = Target::CPU;
+  /// CUDA: the chip the cubin is built for, and the PTX features.
+  std::string gpuArch = "sm_90";
+  std::string gpuFeatures = "+ptx80";
+  /// CUDA: "fatbin" or "bin" embeds machine code, "isa" embeds PTX text.
+  std::string gpuBinaryFormat = "fatbin";
+  /// Optimisation level of device code (0-3).
+  int optLevel = 2;
+  int64_t gpuBlockSize = kDefaultGPUBlockSize;
+};
+
+llvm::StringRef stageName(Stage stage);
+llvm::StringRef targetName(Target target);
+
+/// The textual pass pipeline, anchored on builtin.module but written without
+/// the anchor, that takes a module from the stage before `stage` to `stage`
+/// (empty for HGraph, and for GPU on the CPU target). hector-opt runs the
+/// same with --pass-pipeline='builtin.module(<pipeline>)'.
+std::string stagePipeline(Stage stage, const PipelineOptions &options);
+
+/// Runs the pipeline of `stage` on `module`; failures are reported through
+/// the context's diagnostics.
+mlir::LogicalResult runStage(mlir::ModuleOp module, Stage stage,
+                             const PipelineOptions &options);
+
+/// Everything the backends parse, lower and translate: Hector's and all
+/// upstream dialects, their extensions (NVVM target serialisation included)
+/// and their LLVM IR translations.
+void registerTargetDialects(mlir::DialectRegistry &registry);
+
+/// Registers Hector's, the backends' and all upstream passes with the
+/// global registry, which the textual pipelines are parsed against.
+/// Idempotent.
+void registerTargetPasses();
+
+} // namespace hector
+
+#endif // HECTOR_TARGET_PIPELINES_H

@@ -1,0 +1,572 @@
+// The mgpu* functions that MLIR's GPU-to-LLVM lowering calls from the host
+// code of `hectorc --target=cuda` libraries, and the caller's controls of
+// include/hector/launch.h (error model, device, stream).
+//
+// Signatures follow what MLIR 22 emits (see the declarations in the LLVM IR
+// of `hectorc --target=cuda --emit=llvmir`). Upstream's own wrappers abort on
+// any CUDA error and are not shipped by Debian; these record the first error
+// per thread instead, and turn every later call on that thread into a no-op.
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <atomic>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "device.h"
+#include "driver.h"
+#include "error.h"
+#include "hector/launch.h"
+#include "hector/runtime.h"
+
+namespace hector {
+namespace {
+
+#define HECTOR_LAUNCH_STR2(x) #x
+#define HECTOR_LAUNCH_STR(x) HECTOR_LAUNCH_STR2(x)
+
+// Driver entry points the launch path needs beyond driver.h's table. They
+// are looked up in the libcuda.so.1 that driver() already opened
+// (RTLD_NOLOAD: the driver is never loaded twice). cuMemAllocAsync and
+// cuMemFreeAsync may be missing on old drivers.
+#define HECTOR_LAUNCH_CU_FUNCTIONS(X) \
+  X(cuModuleUnload)                   \
+  X(cuMemFree)                        \
+  X(cuMemcpyAsync)                    \
+  X(cuMemsetD32Async)                 \
+  X(cuMemsetD16Async)                 \
+  X(cuStreamCreate)                   \
+  X(cuStreamDestroy)                  \
+  X(cuStreamWaitEvent)                \
+  X(cuEventCreate)                    \
+  X(cuEventRecord)                    \
+  X(cuEventSynchronize)               \
+  X(cuEventDestroy)
+#define HECTOR_LAUNCH_CU_OPTIONAL(X) \
+  X(cuMemAllocAsync)                 \
+  X(cuMemFreeAsync)
+
+struct LaunchDriver {
+#define HECTOR_LAUNCH_MEMBER(name) decltype(&::name) name = nullptr;
+  HECTOR_LAUNCH_CU_FUNCTIONS(HECTOR_LAUNCH_MEMBER)
+  HECTOR_LAUNCH_CU_OPTIONAL(HECTOR_LAUNCH_MEMBER)
+#undef HECTOR_LAUNCH_MEMBER
+};
+
+// ---- Thread-local state: the first error, the device and the stream ----
+
+struct ThreadState {
+  int status = HECTOR_OK;
+  char message[1024] = "";
+  int device = 0;
+  bool callerStream = false;
+  CUstream stream = nullptr;
+  int streamFlags = 0;
+};
+thread_local ThreadState t_state;
+
+// Records the first failure on this thread; later ones are consequences.
+void record(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+void record(int status, const char* fmt, ...) {
+  if (t_state.status != HECTOR_OK) return;
+  t_state.status = status;
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(t_state.message, sizeof t_state.message, fmt, ap);
+  va_end(ap);
+}
+
+// Records a failed driver call; returns false so callers can `return`.
+bool check(const Driver* cu, CUresult r, const char* what) {
+  if (r == CUDA_SUCCESS) return true;
+  const char* name = nullptr;
+  const char* text = nullptr;
+  cu->cuGetErrorName(r, &name);
+  cu->cuGetErrorString(r, &text);
+  record(r == CUDA_ERROR_OUT_OF_MEMORY ? HECTOR_ERROR_OUT_OF_MEMORY : HECTOR_ERROR_CUDA,
+         "%s: %s (%s)", what, name ? name : "unknown CUDA error", text ? text : "");
+  return false;
+}
+
+const LaunchDriver* launch_driver() {
+  static std::once_flag once;
+  static LaunchDriver table;
+  static char missing[128] = "";
+  std::call_once(once, [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!lib) {
+      std::snprintf(missing, sizeof missing, "libcuda.so.1 (not loaded)");
+      return;
+    }
+#define HECTOR_LAUNCH_RESOLVE(name)                                          \
+  table.name = reinterpret_cast<decltype(table.name)>(                       \
+      dlsym(lib, HECTOR_LAUNCH_STR(name)));                                  \
+  if (!table.name && !missing[0])                                            \
+    std::snprintf(missing, sizeof missing, "%s", HECTOR_LAUNCH_STR(name));
+    HECTOR_LAUNCH_CU_FUNCTIONS(HECTOR_LAUNCH_RESOLVE)
+#undef HECTOR_LAUNCH_RESOLVE
+#define HECTOR_LAUNCH_RESOLVE_OPTIONAL(name) \
+  table.name = reinterpret_cast<decltype(table.name)>(dlsym(lib, HECTOR_LAUNCH_STR(name)));
+    HECTOR_LAUNCH_CU_OPTIONAL(HECTOR_LAUNCH_RESOLVE_OPTIONAL)
+#undef HECTOR_LAUNCH_RESOLVE_OPTIONAL
+    // dlopen took one more reference to the library driver() holds; it is
+    // never closed, like driver()'s.
+  });
+  if (missing[0]) {
+    record(HECTOR_ERROR_NO_DRIVER, "CUDA driver too old: libcuda.so.1 lacks %s", missing);
+    return nullptr;
+  }
+  return &table;
+}
+
+// The calling thread's device with its primary context, and the driver
+// tables; null (error recorded) when there is none or a failure is pending.
+struct Current {
+  Device* device = nullptr;
+  const LaunchDriver* ext = nullptr;
+};
+
+bool current(Current* out) {
+  if (t_state.status != HECTOR_OK) return false;
+  Device* d = nullptr;
+  if (int s = get_device(t_state.device, &d)) {
+    record(s, "%s", last_error());
+    return false;
+  }
+  const LaunchDriver* ext = launch_driver();
+  if (!ext) return false;
+  out->device = d;
+  out->ext = ext;
+  return true;
+}
+
+// Releasing calls (free, destroy) run even after a failure, so that a failed
+// entry call leaks nothing; this keeps the first error while they do.
+class KeepFirstError {
+ public:
+  KeepFirstError() : saved_(t_state.status) {
+    if (saved_ != HECTOR_OK) std::memcpy(message_, t_state.message, sizeof message_);
+    t_state.status = HECTOR_OK;
+  }
+  ~KeepFirstError() {
+    if (saved_ == HECTOR_OK) return;
+    t_state.status = saved_;
+    std::memcpy(t_state.message, message_, sizeof message_);
+  }
+  KeepFirstError(const KeepFirstError&) = delete;
+  KeepFirstError& operator=(const KeepFirstError&) = delete;
+
+ private:
+  int saved_;
+  char message_[sizeof t_state.message];
+};
+
+// Pushes the device's context for the scope of one mgpu* call.
+class Scope {
+ public:
+  Scope() {
+    if (!current(&cur_)) return;
+    scope_.reset(new ContextScope(cur_.device));
+    if (scope_->status() != HECTOR_OK) {
+      record(scope_->status(), "%s", last_error());
+      scope_.reset();
+    }
+  }
+  explicit operator bool() const { return scope_ != nullptr; }
+  const Driver* cu() const { return cur_.device->cu; }
+  const LaunchDriver* ext() const { return cur_.ext; }
+  Device* device() const { return cur_.device; }
+
+ private:
+  Current cur_;
+  std::unique_ptr<ContextScope> scope_;
+};
+
+// ---- Kernel modules ------------------------------------------------------
+
+std::atomic<int64_t> g_module_loads{0};
+
+// One embedded GPU binary, loaded into a context on first use there. The
+// generated library registers it from its constructor (at dlopen, when no
+// device may be chosen yet) and unregisters it from its destructor.
+struct LazyModule {
+  const void* data = nullptr;
+  bool ptx = false;  // NUL-terminated PTX text rather than a cubin/fatbin
+  int refs = 0;
+  std::mutex mutex;
+  struct Loaded {
+    CUmodule module = nullptr;
+    CUcontext ctx = nullptr;
+    const Driver* cu = nullptr;
+    const LaunchDriver* ext = nullptr;
+    std::unordered_map<std::string, CUfunction> functions;
+  };
+  std::unordered_map<int, Loaded> per_device;
+};
+
+struct Registry {
+  std::mutex mutex;
+  std::unordered_map<const void*, std::unique_ptr<LazyModule>> modules;
+};
+
+// Never destroyed: generated libraries unregister their modules from
+// .fini_array functions, which run after this library's static destructors
+// at exit.
+Registry& registry() {
+  static Registry* r = new Registry;
+  return *r;
+}
+
+void* register_module(const void* data, bool ptx) {
+  if (!data) {
+    record(HECTOR_ERROR_INVALID_ARGUMENT, "mgpuModuleLoad: no GPU binary");
+    return nullptr;
+  }
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mutex);
+  std::unique_ptr<LazyModule>& slot = r.modules[data];
+  if (!slot) {
+    slot.reset(new LazyModule);
+    slot->data = data;
+    slot->ptx = ptx;
+  }
+  ++slot->refs;
+  return slot.get();
+}
+
+// The module's function `name` in the current device's context (loading the
+// module there on first use). Call inside a Scope.
+CUfunction module_function(const Scope& scope, LazyModule* m, const char* name) {
+  std::lock_guard<std::mutex> lock(m->mutex);
+  LazyModule::Loaded& l = m->per_device[scope.device()->ordinal];
+  if (!l.module) {
+    CUresult r = scope.cu()->cuModuleLoadData(&l.module, m->data);
+    if (!check(scope.cu(), r,
+               m->ptx ? "loading the kernels' PTX (cuModuleLoadData)"
+                      : "loading the kernels (cuModuleLoadData; was the library built for "
+                        "this GPU's architecture? see hectorc --gpu-arch)")) {
+      l.module = nullptr;
+      return nullptr;
+    }
+    l.ctx = scope.device()->ctx;
+    l.cu = scope.cu();
+    l.ext = scope.ext();
+    g_module_loads.fetch_add(1, std::memory_order_relaxed);
+  }
+  auto it = l.functions.find(name);
+  if (it != l.functions.end()) return it->second;
+  CUfunction f = nullptr;
+  CUresult r = scope.cu()->cuModuleGetFunction(&f, l.module, name);
+  if (r != CUDA_SUCCESS) {
+    check(scope.cu(), r, "cuModuleGetFunction");
+    std::snprintf(t_state.message + std::strlen(t_state.message),
+                  sizeof t_state.message - std::strlen(t_state.message), " [kernel %s]", name);
+    return nullptr;
+  }
+  l.functions.emplace(name, f);
+  return f;
+}
+
+void unregister_module(LazyModule* m) {
+  Registry& r = registry();
+  std::unique_ptr<LazyModule> dead;
+  {
+    std::lock_guard<std::mutex> lock(r.mutex);
+    if (--m->refs > 0) return;
+    auto it = r.modules.find(m->data);
+    if (it == r.modules.end()) return;
+    dead = std::move(it->second);
+    r.modules.erase(it);
+  }
+  // Errors are ignored: this runs while a library is unloaded, possibly at
+  // exit after the driver shut down, where nobody could act on them.
+  for (auto& entry : dead->per_device) {
+    LazyModule::Loaded& l = entry.second;
+    if (!l.module || l.cu->cuCtxPushCurrent(l.ctx) != CUDA_SUCCESS) continue;
+    l.ext->cuModuleUnload(l.module);
+    CUcontext popped = nullptr;
+    l.cu->cuCtxPopCurrent(&popped);
+  }
+}
+
+// ---- Device memory: stream ordered where the device supports it ----------
+
+bool uses_memory_pools(const Scope& scope) {
+  // Per ordinal: 0 unknown, 1 yes, 2 no.
+  static std::atomic<int8_t> known[64];
+  int ordinal = scope.device()->ordinal;
+  if (!scope.ext()->cuMemAllocAsync || !scope.ext()->cuMemFreeAsync) return false;
+  if (ordinal < 0 || ordinal >= 64) return false;
+  int8_t k = known[ordinal].load(std::memory_order_relaxed);
+  if (k == 0) {
+    int supported = 0;
+    CUresult r = scope.cu()->cuDeviceGetAttribute(
+        &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, scope.device()->dev);
+    k = (r == CUDA_SUCCESS && supported) ? 1 : 2;
+    known[ordinal].store(k, std::memory_order_relaxed);
+  }
+  return k == 1;
+}
+
+}  // namespace
+}  // namespace hector
+
+using hector::Scope;
+using hector::t_state;
+
+extern "C" {
+
+// ---- The caller's side (launch.h) ----------------------------------------
+
+HECTOR_API int hector_launch_status(void) { return t_state.status; }
+
+HECTOR_API const char* hector_launch_error(void) { return t_state.message; }
+
+HECTOR_API void hector_launch_clear(void) {
+  t_state.status = HECTOR_OK;
+  t_state.message[0] = '\0';
+}
+
+HECTOR_API int hector_set_device(int device) {
+  hector::clear_error();
+  hector::Device* d = nullptr;
+  if (int s = hector::get_device(device, &d)) return s;
+  t_state.device = device;
+  return HECTOR_OK;
+}
+
+HECTOR_API int hector_set_stream(void* stream, int flags) {
+  hector::clear_error();
+  if (flags & ~HECTOR_STREAM_ASYNC)
+    return hector::fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                        "hector_set_stream: unknown flags 0x%x", flags);
+  t_state.callerStream = true;
+  t_state.stream = static_cast<CUstream>(stream);
+  t_state.streamFlags = flags;
+  return HECTOR_OK;
+}
+
+HECTOR_API void hector_reset_stream(void) {
+  t_state.callerStream = false;
+  t_state.stream = nullptr;
+  t_state.streamFlags = 0;
+}
+
+HECTOR_API int64_t hector_launch_module_loads(void) {
+  return hector::g_module_loads.load(std::memory_order_relaxed);
+}
+
+// ---- What generated code calls -------------------------------------------
+
+HECTOR_API void* mgpuModuleLoad(void* data, size_t /*size*/) {
+  return hector::register_module(data, /*ptx=*/false);
+}
+
+HECTOR_API void* mgpuModuleLoadJIT(void* data, int /*optLevel*/) {
+  return hector::register_module(data, /*ptx=*/true);
+}
+
+HECTOR_API void mgpuModuleUnload(void* module) {
+  if (module) hector::unregister_module(static_cast<hector::LazyModule*>(module));
+}
+
+HECTOR_API void* mgpuModuleGetFunction(void* module, const char* name) {
+  Scope scope;
+  if (!scope) return nullptr;
+  if (!module) {
+    hector::record(HECTOR_ERROR_INVALID_ARGUMENT,
+                   "kernel %s: its module was never registered", name ? name : "?");
+    return nullptr;
+  }
+  return hector::module_function(scope, static_cast<hector::LazyModule*>(module), name);
+}
+
+HECTOR_API void mgpuLaunchKernel(void* function, intptr_t gridX, intptr_t gridY,
+                                 intptr_t gridZ, intptr_t blockX, intptr_t blockY,
+                                 intptr_t blockZ, int32_t smem, void* stream, void** params,
+                                 void** extra, size_t /*paramsCount*/) {
+  Scope scope;
+  if (!scope || !function) return;
+  // An empty iteration space launches nothing (CUDA rejects a 0 grid).
+  if (gridX == 0 || gridY == 0 || gridZ == 0) return;
+  const intptr_t dims[6] = {gridX, gridY, gridZ, blockX, blockY, blockZ};
+  for (intptr_t d : dims)
+    if (d < 0 || d > INT32_MAX) {
+      hector::record(HECTOR_ERROR_INVALID_ARGUMENT,
+                     "kernel launch with grid (%ld, %ld, %ld) x block (%ld, %ld, %ld): "
+                     "dimension out of range",
+                     (long)gridX, (long)gridY, (long)gridZ, (long)blockX, (long)blockY,
+                     (long)blockZ);
+      return;
+    }
+  CUfunction f = static_cast<CUfunction>(function);
+  if (smem > 48 * 1024 &&
+      !hector::check(scope.cu(),
+                     scope.cu()->cuFuncSetAttribute(
+                         f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem),
+                     "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)"))
+    return;
+  CUresult r = scope.cu()->cuLaunchKernel(
+      f, unsigned(gridX), unsigned(gridY), unsigned(gridZ), unsigned(blockX), unsigned(blockY),
+      unsigned(blockZ), unsigned(smem), static_cast<CUstream>(stream), params, extra);
+  if (r != CUDA_SUCCESS) {
+    hector::check(scope.cu(), r, "cuLaunchKernel");
+    std::snprintf(t_state.message + std::strlen(t_state.message),
+                  sizeof t_state.message - std::strlen(t_state.message),
+                  " [grid (%ld, %ld, %ld) x block (%ld, %ld, %ld)]", (long)gridX, (long)gridY,
+                  (long)gridZ, (long)blockX, (long)blockY, (long)blockZ);
+  }
+}
+
+HECTOR_API void* mgpuStreamCreate(void) {
+  Scope scope;
+  if (!scope) return nullptr;
+  if (t_state.callerStream) return t_state.stream;
+  CUstream s = nullptr;
+  if (!hector::check(scope.cu(), scope.ext()->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING),
+                     "cuStreamCreate"))
+    return nullptr;
+  return s;
+}
+
+HECTOR_API void mgpuStreamDestroy(void* stream) {
+  // The caller's stream is never destroyed; ours are, even after a failure.
+  if ((t_state.callerStream && stream == t_state.stream) || !stream) return;
+  hector::KeepFirstError keep;
+  Scope scope;
+  if (!scope) return;
+  hector::check(scope.cu(), scope.ext()->cuStreamDestroy(static_cast<CUstream>(stream)),
+                "cuStreamDestroy");
+}
+
+HECTOR_API void mgpuStreamSynchronize(void* stream) {
+  if (t_state.callerStream && stream == t_state.stream &&
+      (t_state.streamFlags & HECTOR_STREAM_ASYNC))
+    return;
+  Scope scope;
+  if (!scope) return;
+  hector::check(scope.cu(), scope.cu()->cuStreamSynchronize(static_cast<CUstream>(stream)),
+                "a kernel of this entry point failed (cuStreamSynchronize)");
+}
+
+HECTOR_API void mgpuStreamWaitEvent(void* stream, void* event) {
+  Scope scope;
+  if (!scope || !event) return;
+  hector::check(scope.cu(),
+                scope.ext()->cuStreamWaitEvent(static_cast<CUstream>(stream),
+                                               static_cast<CUevent>(event), 0),
+                "cuStreamWaitEvent");
+}
+
+HECTOR_API void* mgpuEventCreate(void) {
+  Scope scope;
+  if (!scope) return nullptr;
+  CUevent e = nullptr;
+  if (!hector::check(scope.cu(), scope.ext()->cuEventCreate(&e, CU_EVENT_DISABLE_TIMING),
+                     "cuEventCreate"))
+    return nullptr;
+  return e;
+}
+
+HECTOR_API void mgpuEventDestroy(void* event) {
+  if (!event) return;
+  hector::KeepFirstError keep;
+  Scope scope;
+  if (!scope || !event) return;
+  hector::check(scope.cu(), scope.ext()->cuEventDestroy(static_cast<CUevent>(event)),
+                "cuEventDestroy");
+}
+
+HECTOR_API void mgpuEventSynchronize(void* event) {
+  Scope scope;
+  if (!scope || !event) return;
+  hector::check(scope.cu(), scope.ext()->cuEventSynchronize(static_cast<CUevent>(event)),
+                "a kernel of this entry point failed (cuEventSynchronize)");
+}
+
+HECTOR_API void mgpuEventRecord(void* event, void* stream) {
+  Scope scope;
+  if (!scope || !event) return;
+  hector::check(scope.cu(),
+                scope.ext()->cuEventRecord(static_cast<CUevent>(event),
+                                           static_cast<CUstream>(stream)),
+                "cuEventRecord");
+}
+
+HECTOR_API void* mgpuMemAlloc(uint64_t size, void* stream, bool isHostShared) {
+  Scope scope;
+  if (!scope) return nullptr;
+  if (isHostShared) {
+    hector::record(HECTOR_ERROR_INVALID_ARGUMENT,
+                   "gpu.alloc host_shared (managed memory) is not supported");
+    return nullptr;
+  }
+  if (size == 0) return nullptr;
+  CUdeviceptr p = 0;
+  CUresult r = hector::uses_memory_pools(scope)
+                   ? scope.ext()->cuMemAllocAsync(&p, size, static_cast<CUstream>(stream))
+                   : scope.cu()->cuMemAlloc(&p, size);
+  if (r != CUDA_SUCCESS) {
+    hector::check(scope.cu(), r, "allocating a temporary buffer");
+    std::snprintf(t_state.message + std::strlen(t_state.message),
+                  sizeof t_state.message - std::strlen(t_state.message), " [%llu bytes]",
+                  (unsigned long long)size);
+    return nullptr;
+  }
+  return reinterpret_cast<void*>(p);
+}
+
+HECTOR_API void mgpuMemFree(void* ptr, void* stream) {
+  // Freed even after a failure: the buffer would leak otherwise.
+  if (!ptr) return;
+  hector::KeepFirstError keep;
+  Scope scope;
+  if (!scope) return;
+  CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
+  if (hector::uses_memory_pools(scope))
+    hector::check(scope.cu(), scope.ext()->cuMemFreeAsync(p, static_cast<CUstream>(stream)),
+                  "cuMemFreeAsync");
+  else
+    hector::check(scope.cu(), scope.ext()->cuMemFree(p), "cuMemFree");
+}
+
+HECTOR_API void mgpuMemcpy(void* dst, void* src, size_t size, void* stream) {
+  Scope scope;
+  if (!scope || size == 0) return;
+  hector::check(scope.cu(),
+                scope.ext()->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                           reinterpret_cast<CUdeviceptr>(src), size,
+                                           static_cast<CUstream>(stream)),
+                "cuMemcpyAsync");
+}
+
+HECTOR_API void mgpuMemset32(void* dst, unsigned int value, size_t count, void* stream) {
+  Scope scope;
+  if (!scope || count == 0) return;
+  hector::check(scope.cu(),
+                scope.ext()->cuMemsetD32Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                                              static_cast<CUstream>(stream)),
+                "cuMemsetD32Async");
+}
+
+HECTOR_API void mgpuMemset16(void* dst, unsigned short value, size_t count, void* stream) {
+  Scope scope;
+  if (!scope || count == 0) return;
+  hector::check(scope.cu(),
+                scope.ext()->cuMemsetD16Async(reinterpret_cast<CUdeviceptr>(dst), value, count,
+                                              static_cast<CUstream>(stream)),
+                "cuMemsetD16Async");
+}
+
+HECTOR_API void mgpuSetDefaultDevice(int32_t device) {
+  if (hector_set_device(device) != HECTOR_OK)
+    hector::record(HECTOR_ERROR_NO_DEVICE, "mgpuSetDefaultDevice: %s", hector::last_error());
+}
+
+}  // extern "C"
