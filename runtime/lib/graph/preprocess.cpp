@@ -62,8 +62,8 @@ constexpr int64_t kMaxCount = std::numeric_limits<int32_t>::max();  // 2^31 - 1
 // line buffers (128 KiB for 16-byte records) stay in L2.
 constexpr int kMaxDigitBits = 11;
 constexpr size_t kLineBytes = 64;
-// Runs of at most this many edges are sorted by insertion (at most
-// kSmallRun^2 / 4 moves per run, i.e. O(E) overall); longer runs by radix.
+// Runs of at most this many edges are sorted by insertion (fewer than
+// kSmallRun^2 / 2 moves per run, so O(E) overall); longer runs by radix.
 constexpr size_t kSmallRun = 16;
 
 struct Edge {
@@ -278,15 +278,15 @@ void pairs_by_sort(const Buffer<int32_t>& edge_src, const Buffer<int32_t>& edge_
 
 // Compact pairs of one edge type at a time: mark the sources of the type's
 // canonical edges in an N-bit bitmap, then read the set bits back in order
-// (clearing them). O(E + R * N / 64).
+// (clearing them). O(E + R * N / 64): the caller picks pairs_by_sort when
+// the second term would dominate.
 void pairs_by_bitmap(const Buffer<int32_t>& edge_src, const Buffer<int32_t>& etype_offsets,
                      int64_t n, int64_t r, hector_graph& g) {
   const size_t words = (static_cast<size_t>(n) + 63) / 64;
   std::vector<uint64_t> bits(words, 0);
   Buffer<int32_t>& offsets = g.i32[HECTOR_GRAPH_COMPACT_OFFSETS];
   offsets.allocate(static_cast<size_t>(r) + 1);
-  // P <= E, so a pass to count first avoids reallocating compact_src.
-  std::vector<int32_t> sources;
+  std::vector<int32_t> sources;  // compact_src, in order
   offsets[0] = 0;
   for (size_t k = 0; k < static_cast<size_t>(r); ++k) {
     for (int32_t c = etype_offsets[k]; c < etype_offsets[k + 1]; ++c) {
