@@ -45,7 +45,8 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
   case Stage::HTmpl:
     return "hgraph-to-htmpl";
   case Stage::Loops:
-    return "htmpl-to-loops";
+    return cuda && options.gpuTemplates ? "htmpl-to-gpu,htmpl-to-loops"
+                                        : "htmpl-to-loops";
   case Stage::GPU:
     if (!cuda)
       return "";
@@ -76,6 +77,50 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
            "convert-func-to-llvm,reconcile-unrealized-casts,canonicalize,cse";
   }
   return "";
+}
+
+LogicalResult hector::checkGPUTarget(const PipelineOptions &options,
+                                     std::string &why) {
+  // The oldest PTX ISA (x10) that LLVM's NVPTX backend accepts per chip.
+  static const std::pair<llvm::StringLiteral, int> minimumPTX[] = {
+      {"sm_50", 40},  {"sm_52", 41},  {"sm_53", 42},  {"sm_60", 50},
+      {"sm_61", 50},  {"sm_62", 50},  {"sm_70", 60},  {"sm_72", 61},
+      {"sm_75", 63},  {"sm_80", 70},  {"sm_86", 71},  {"sm_87", 74},
+      {"sm_89", 78},  {"sm_90", 78},  {"sm_90a", 80}, {"sm_100", 86},
+      {"sm_100a", 86}, {"sm_120", 87}, {"sm_120a", 87}};
+  int needed = 0;
+  std::string known;
+  for (const auto &[chip, ptx] : minimumPTX) {
+    known += (known.empty() ? "" : ", ") + chip.str();
+    if (chip == options.gpuArch)
+      needed = ptx;
+  }
+  if (!needed) {
+    why = "unsupported --gpu-arch=" + options.gpuArch + " (one of: " + known +
+          ")";
+    return failure();
+  }
+  int ptx = 0;
+  llvm::SmallVector<llvm::StringRef> features;
+  llvm::StringRef(options.gpuFeatures).split(features, ',', -1, false);
+  for (llvm::StringRef feature : features) {
+    int version = 0;
+    if (!feature.consume_front("+ptx") || feature.getAsInteger(10, version) ||
+        version <= 0) {
+      why = "--gpu-features must be +ptxNN (a PTX ISA version, e.g. +ptx80), "
+            "got '" +
+            options.gpuFeatures + "'";
+      return failure();
+    }
+    ptx = version;
+  }
+  if (ptx < needed) {
+    why = options.gpuArch + " needs PTX ISA " + std::to_string(needed / 10) +
+          "." + std::to_string(needed % 10) + " or newer: pass --gpu-features=+ptx" +
+          std::to_string(needed) + " (or newer)";
+    return failure();
+  }
+  return success();
 }
 
 LogicalResult hector::runStage(ModuleOp module, Stage stage,

@@ -120,6 +120,12 @@ cl::opt<int64_t> gpuBlockSize("gpu-block-size",
                               cl::init(hector::kDefaultGPUBlockSize),
                               cl::cat(hectorCategory));
 
+cl::opt<bool> gpuTemplates(
+    "gpu-templates",
+    cl::desc("cuda: lower GEMM and traversal instances with htmpl-to-gpu "
+             "(tiled, warp-reduced kernels) rather than htmpl-to-loops"),
+    cl::init(false), cl::cat(hectorCategory));
+
 cl::opt<int> optLevel("opt-level",
                       cl::desc("Optimisation level of host and device code "
                                "(0-3, default 2)"),
@@ -315,12 +321,30 @@ int main(int argc, char **argv) {
   if (emit == EmitStage::Lib && outputFilename == "-")
     return fail("--emit=lib writes a shared library: give it a file with "
                 "-o lib<model>.so");
+  if (emit == EmitStage::Lib) {
+    llvm::StringRef dir = llvm::sys::path::parent_path(outputFilename);
+    if (!dir.empty() && !llvm::sys::fs::is_directory(dir))
+      return fail("cannot write " + outputFilename + ": the directory '" + dir +
+                  "' does not exist");
+  }
   if (optLevel < 0 || optLevel > 3)
     return fail("--opt-level must be 0, 1, 2 or 3");
   if (gpuBlockSize < 1 || gpuBlockSize > 1024)
     return fail("--gpu-block-size must be in [1, 1024]");
 
+  hector::PipelineOptions options;
+  options.target = target;
+  options.gpuArch = gpuArch;
+  options.gpuFeatures = gpuFeatures;
+  options.gpuBinaryFormat = emit == EmitStage::PTX ? "isa" : "fatbin";
+  options.optLevel = optLevel;
+  options.gpuBlockSize = gpuBlockSize;
+  options.gpuTemplates = gpuTemplates;
+
   std::string errorMessage;
+  if (target == Target::CUDA &&
+      mlir::failed(hector::checkGPUTarget(options, errorMessage)))
+    return fail(errorMessage);
   // Check the tools a CUDA build needs before any work.
   std::string runtime;
   if (target == Target::CUDA && !isBefore(emit, EmitStage::LLVM)) {
@@ -355,14 +379,6 @@ int main(int argc, char **argv) {
   mlir::OwningOpRef<mlir::ModuleOp> module = loadModel(sourceMgr, context);
   if (!module)
     return 1;
-
-  hector::PipelineOptions options;
-  options.target = target;
-  options.gpuArch = gpuArch;
-  options.gpuFeatures = gpuFeatures;
-  options.gpuBinaryFormat = emit == EmitStage::PTX ? "isa" : "fatbin";
-  options.optLevel = optLevel;
-  options.gpuBlockSize = gpuBlockSize;
 
   // Lower stage by stage up to the one asked for.
   std::vector<hector::EntryPoint> entries;

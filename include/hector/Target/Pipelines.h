@@ -36,6 +36,9 @@ struct PipelineOptions {
   /// Optimisation level of device code (0-3).
   int optLevel = 2;
   int64_t gpuBlockSize = kDefaultGPUBlockSize;
+  /// CUDA: lower htmpl instances with htmpl-to-gpu (the GPU-specialised
+  /// templates) before htmpl-to-loops takes whatever is left.
+  bool gpuTemplates = false;
 };
 
 llvm::StringRef stageName(Stage stage);
@@ -46,6 +49,12 @@ llvm::StringRef targetName(Target target);
 /// (empty for HGraph, and for GPU on the CPU target). hector-opt runs the
 /// same with --pass-pipeline='builtin.module(<pipeline>)'.
 std::string stagePipeline(Stage stage, const PipelineOptions &options);
+
+/// Checks that LLVM's NVPTX backend accepts `options.gpuArch` with
+/// `options.gpuFeatures` (it aborts the process on a PTX version too old
+/// for the chip, e.g. sm_90 with +ptx60). On failure `why` says what to use.
+mlir::LogicalResult checkGPUTarget(const PipelineOptions &options,
+                                   std::string &why);
 
 /// Runs the pipeline of `stage` on `module`; failures are reported through
 /// the context's diagnostics.

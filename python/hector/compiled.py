@@ -1,0 +1,428 @@
+"""Load libraries built by ``hectorc`` and call their entry points.
+
+    lib = hector.compiled.load("build/libmodel.so")    # reads libmodel.so.json
+    lib.rgcn(edge_src, ..., h, W, out)                  # or lib["rgcn"](...)
+
+``hectorc model.mlir --target=cpu|cuda -o libmodel.so`` writes the library and
+its manifest ``libmodel.so.json`` (docs/backends.md). Every entry point takes
+its arguments in manifest order (or by name, as keywords) and returns nothing:
+outputs are buffers the caller allocates and the entry point fills.
+
+- ``--target=cpu``: numpy arrays (CPU torch tensors work too).
+- ``--target=cuda``: torch CUDA tensors, all on one device. The call runs on
+  the current torch stream of that device and, by default, waits for it, so
+  that a failing kernel raises here (``synchronize=False`` only queues the
+  work). The library needs ``libhector_runtime.so``: ``hectorc`` copies it
+  next to the library, where the library finds it.
+
+Before calling, every argument is checked against the manifest: type and
+dtype (TypeError), rank, contiguity, writability of outputs, static sizes and
+shape symbols -- every "E" the same, "N+1" one more than "N" (ValueError);
+messages name the argument. Nothing is converted or copied silently.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import re
+from dataclasses import dataclass
+
+from . import _runtime
+
+__all__ = ["load", "CompiledLibrary", "EntryPoint", "Argument", "LaunchError"]
+
+MANIFEST_FORMAT = "hector-library-manifest"
+MANIFEST_VERSION = 1
+ROLES = ("graph", "input", "weight", "output")
+DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64")
+STREAM_ASYNC = 1  # HECTOR_STREAM_ASYNC (runtime/include/hector/launch.h)
+
+_SYMBOL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\+([0-9]+))?$")
+
+
+class LaunchError(RuntimeError):
+    """A CUDA entry point failed in the launch runtime; `status` is the
+    hector_status code (runtime.h)."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Argument:
+    """One argument of an entry point, as the manifest describes it."""
+
+    index: int
+    role: str
+    name: str
+    dtype: str
+    rank: int
+    shape: tuple  # per dimension: symbol (str), size (int) or None
+    sizes: tuple  # per dimension: the size every call must have, or None
+
+    @property
+    def is_output(self) -> bool:
+        return self.role == "output"
+
+
+def _descriptor_type(rank: int, cache: dict = {}) -> type:  # noqa: B006
+    """ctypes struct of a rank-`rank` memref descriptor:
+    {T *allocated; T *aligned; int64 offset; int64 sizes[rank]; int64 strides[rank]}."""
+    if rank not in cache:
+        fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
+                  ("offset", ctypes.c_int64)]
+        if rank:
+            fields += [("sizes", ctypes.c_int64 * rank), ("strides", ctypes.c_int64 * rank)]
+        cache[rank] = type(f"MemRef{rank}D", (ctypes.Structure,), {"_fields_": fields})
+    return cache[rank]
+
+
+def _row_major_strides(shape) -> list:
+    strides, step = [], 1
+    for size in reversed(shape):
+        strides.append(step)
+        step *= max(int(size), 1)
+    return strides[::-1]
+
+
+def _manifest_error(path: str, what: str) -> ValueError:
+    return ValueError(f"{path}: not a valid hectorc manifest: {what}")
+
+
+def _parse_argument(path: str, entry: str, index: int, raw) -> Argument:
+    where = f"entry '{entry}' argument {index}"
+    if not isinstance(raw, dict):
+        raise _manifest_error(path, f"{where} is not an object")
+    try:
+        role, name, dtype, rank = raw["role"], raw["name"], raw["dtype"], raw["rank"]
+        shape, sizes = raw["shape"], raw.get("sizes", [None] * len(raw["shape"]))
+    except KeyError as e:
+        raise _manifest_error(path, f"{where} lacks {e}") from None
+    if role not in ROLES:
+        raise _manifest_error(path, f"{where} has role {role!r}")
+    if dtype not in DTYPES:
+        raise _manifest_error(path, f"{where} has dtype {dtype!r}")
+    if not isinstance(name, str) or not name:
+        raise _manifest_error(path, f"{where} has no name")
+    if not isinstance(rank, int) or rank < 0 or len(shape) != rank or len(sizes) != rank:
+        raise _manifest_error(path, f"{where} has rank {rank!r} and shape {shape!r}")
+    for dim in shape:
+        if not (dim is None or (isinstance(dim, int) and dim >= 0)
+                or (isinstance(dim, str) and _SYMBOL.match(dim))):
+            raise _manifest_error(path, f"{where} has a bad shape entry {dim!r}")
+    for size in sizes:
+        if not (size is None or (isinstance(size, int) and size >= 0)):
+            raise _manifest_error(path, f"{where} has a bad size {size!r}")
+    return Argument(index, role, name, dtype, rank, tuple(shape), tuple(sizes))
+
+
+class EntryPoint:
+    """A callable entry point of a compiled library."""
+
+    def __init__(self, library: "CompiledLibrary", raw: dict):
+        path = library.manifest_path
+        try:
+            self.name = raw["name"]
+            self.symbol = raw["symbol"]
+            raw_args = raw["arguments"]
+        except (KeyError, TypeError) as e:
+            raise _manifest_error(path, f"an entry lacks {e}") from None
+        self.preprocessing = tuple(raw.get("preprocessing", ()))
+        self.arguments = tuple(
+            _parse_argument(path, self.name, i, a) for i, a in enumerate(raw_args))
+        self._library = library
+        try:
+            self._fn = getattr(library._lib, self.symbol)
+        except AttributeError:
+            raise _manifest_error(
+                path, f"the library has no symbol {self.symbol} for entry '{self.name}'"
+            ) from None
+        self._fn.restype = None
+        self._fn.argtypes = [ctypes.c_void_p] * len(self.arguments)
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{a.role} {a.name}: {a.dtype}{list(a.shape)}" for a in self.arguments)
+        return f"<hector entry {self.name}({args}) [{self._library.target}]>"
+
+    # -- argument binding and checks -------------------------------------
+
+    def _bind(self, args: tuple, kwargs: dict) -> list:
+        n = len(self.arguments)
+        if len(args) > n:
+            raise TypeError(f"{self.name}() takes {n} arguments, got {len(args)}")
+        values = list(args) + [None] * (n - len(args))
+        given = [True] * len(args) + [False] * (n - len(args))
+        names = {a.name: a.index for a in self.arguments}
+        for key, value in kwargs.items():
+            if key not in names:
+                raise TypeError(f"{self.name}() has no argument named {key!r}")
+            i = names[key]
+            if given[i]:
+                raise TypeError(f"{self.name}() got argument {key!r} twice")
+            values[i], given[i] = value, True
+        missing = [a.name for a in self.arguments if not given[a.index]]
+        if missing:
+            raise TypeError(f"{self.name}() is missing arguments: {', '.join(missing)}")
+        return values
+
+    def _describe(self, arg: Argument, value):
+        """(data pointer, shape, device) of one argument, after type checks."""
+        what = f"{self.name}(): argument '{arg.name}'"
+        cuda = self._library.target == "cuda"
+        torch = _torch_if_tensor(value)
+        if cuda:
+            if torch is None:
+                raise TypeError(f"{what} must be a torch CUDA tensor (the library was built "
+                                f"with --target=cuda), got {type(value).__name__}")
+            if not value.is_cuda:
+                raise TypeError(f"{what} must be on a CUDA device, got device {value.device}")
+            dtype = str(value.dtype).replace("torch.", "")
+            contiguous = value.is_contiguous()
+            writable = True
+            shape, ptr, device = tuple(value.shape), value.data_ptr(), value.device
+        else:
+            if torch is not None:
+                if value.device.type != "cpu":
+                    raise TypeError(f"{what} must be on the CPU (the library was built with "
+                                    f"--target=cpu), got device {value.device}")
+                value = value.detach().numpy()
+            np = _numpy()
+            if not isinstance(value, np.ndarray):
+                raise TypeError(f"{what} must be a numpy array, got {type(value).__name__}")
+            dtype = value.dtype.name if value.dtype.isnative else f"non-native {value.dtype}"
+            contiguous = value.flags["C_CONTIGUOUS"]
+            writable = value.flags["WRITEABLE"]
+            shape, ptr, device = value.shape, value.ctypes.data, None
+        if dtype != arg.dtype:
+            raise TypeError(f"{what} must have dtype {arg.dtype}, got {dtype}")
+        if len(shape) != arg.rank:
+            raise ValueError(f"{what} must have rank {arg.rank} (shape "
+                             f"{_shape_text(arg.shape)}), got shape {tuple(shape)}")
+        if not contiguous:
+            raise ValueError(f"{what} must be contiguous (row-major); "
+                             "make a contiguous copy first")
+        if arg.is_output and not writable:
+            raise ValueError(f"{what} is an output but is read-only")
+        return ptr, tuple(int(s) for s in shape), device, value
+
+    def check(self, *args, **kwargs) -> dict:
+        """Checks the arguments as a call would; returns the symbol values
+        ({"E": 6, "N": 4, ...}). Raises TypeError/ValueError naming the
+        argument."""
+        return self._prepare(args, kwargs)[0]
+
+    def _prepare(self, args: tuple, kwargs: dict):
+        values = self._bind(args, kwargs)
+        symbols: dict[str, tuple[int, str]] = {}
+        described, device = [], None
+        for arg, value in zip(self.arguments, values):
+            ptr, shape, dev, keep = self._describe(arg, value)
+            what = f"{self.name}(): argument '{arg.name}'"
+            if dev is not None:
+                if device is None:
+                    device = (dev, arg.name)
+                elif dev != device[0]:
+                    raise ValueError(f"{what} is on {dev} but '{device[1]}' is on "
+                                     f"{device[0]}: all arguments must be on one device")
+            for k, (size, dim, fixed) in enumerate(zip(shape, arg.shape, arg.sizes)):
+                if fixed is not None and size != fixed:
+                    raise ValueError(f"{what} must have size {fixed} in dimension {k} (shape "
+                                     f"{_shape_text(arg.shape)}), got shape {shape}")
+                if isinstance(dim, int) and size != dim:
+                    raise ValueError(f"{what} must have size {dim} in dimension {k} (shape "
+                                     f"{_shape_text(arg.shape)}), got shape {shape}")
+                if isinstance(dim, str):
+                    name, plus = _SYMBOL.match(dim).groups()
+                    value_of_symbol = size - int(plus or 0)
+                    if value_of_symbol < 0:
+                        raise ValueError(f"{what} has size {size} in dimension {k}, which is "
+                                         f"{dim}: {name} would be negative")
+                    if name in symbols and symbols[name][0] != value_of_symbol:
+                        bound, source = symbols[name]
+                        raise ValueError(
+                            f"{what} has size {size} in dimension {k} ({dim}), but {name} = "
+                            f"{bound} from argument '{source}'")
+                    symbols.setdefault(name, (value_of_symbol, arg.name))
+            described.append((arg, ptr, shape, keep))
+        return {k: v for k, (v, _) in symbols.items()}, described, device
+
+    # -- the call -----------------------------------------------------------
+
+    def __call__(self, *args, synchronize: bool = True, **kwargs) -> None:
+        _, described, device = self._prepare(args, kwargs)
+        descriptors = []
+        for arg, ptr, shape, _ in described:
+            d = _descriptor_type(arg.rank)()
+            d.allocated = d.aligned = ptr
+            d.offset = 0
+            if arg.rank:
+                d.sizes[:] = list(shape)
+                d.strides[:] = _row_major_strides(shape)
+            descriptors.append(d)
+        pointers = [ctypes.addressof(d) for d in descriptors]
+        if self._library.target == "cuda":
+            self._library._call_cuda(self._fn, pointers, device, synchronize)
+        else:
+            self._fn(*pointers)
+        # `described` keeps every array alive until here.
+        del described
+
+
+class CompiledLibrary:
+    """A library built by hectorc, with its entry points as attributes."""
+
+    def __init__(self, lib_path: str):
+        self.path = os.path.abspath(lib_path)
+        self.manifest_path = self.path + ".json"
+        try:
+            with open(self.manifest_path, encoding="utf-8") as f:
+                manifest = json.load(f)
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"{self.manifest_path}: manifest not found; hectorc writes it next to the "
+                "library (--emit=lib)") from None
+        except json.JSONDecodeError as e:
+            raise _manifest_error(self.manifest_path, str(e)) from None
+        if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+            raise _manifest_error(self.manifest_path, f"format is not {MANIFEST_FORMAT!r}")
+        if manifest.get("format_version") != MANIFEST_VERSION:
+            raise _manifest_error(
+                self.manifest_path,
+                f"format_version {manifest.get('format_version')!r}, this loader reads "
+                f"{MANIFEST_VERSION}")
+        self.manifest = manifest
+        self.target = manifest.get("target")
+        if self.target not in ("cpu", "cuda"):
+            raise _manifest_error(self.manifest_path, f"target {self.target!r}")
+        self.gpu_arch = manifest.get("gpu_arch")
+        self._lib = self._open()
+        entries = manifest.get("entries")
+        if not isinstance(entries, list):
+            raise _manifest_error(self.manifest_path, "no entries list")
+        self.entries = {}
+        for raw in entries:
+            entry = EntryPoint(self, raw)
+            self.entries[entry.name] = entry
+
+    def _open(self) -> ctypes.CDLL:
+        if not os.path.exists(self.path):
+            raise FileNotFoundError(f"{self.path}: no such library")
+        try:
+            lib = ctypes.CDLL(self.path)
+        except OSError as first:
+            if self.target != "cuda" or "libhector_runtime" not in str(first):
+                raise OSError(f"cannot load {self.path}: {first}") from None
+            # The runtime is not beside the library: load it from where
+            # hector._runtime finds it ($HECTOR_RUNTIME_LIB, the build tree),
+            # globally, so that the library's dependency resolves to it.
+            for candidate in _runtime.candidate_paths():
+                if os.path.exists(candidate):
+                    ctypes.CDLL(candidate, mode=ctypes.RTLD_GLOBAL)
+                    break
+            try:
+                lib = ctypes.CDLL(self.path)
+            except OSError as second:
+                raise OSError(
+                    f"cannot load {self.path}: {second}. hectorc copies "
+                    f"{_runtime.LIB_NAME} next to the library; else set "
+                    f"{_runtime.ENV_VAR} to it") from None
+        if self.target == "cuda":
+            # Through the library's handle, these resolve in the runtime the
+            # library itself is bound to (never another copy).
+            c_int, c_void_p = ctypes.c_int, ctypes.c_void_p
+            for name, restype, argtypes in (
+                ("hector_launch_status", c_int, []),
+                ("hector_launch_error", ctypes.c_char_p, []),
+                ("hector_launch_clear", None, []),
+                ("hector_set_device", c_int, [c_int]),
+                ("hector_set_stream", c_int, [c_void_p, c_int]),
+                ("hector_reset_stream", None, []),
+                ("hector_launch_module_loads", ctypes.c_int64, []),
+                ("hector_last_error", ctypes.c_char_p, []),
+            ):
+                try:
+                    fn = getattr(lib, name)
+                except AttributeError:
+                    raise OSError(
+                        f"cannot use {self.path}: its {_runtime.LIB_NAME} has no {name} "
+                        "(an older runtime?)") from None
+                fn.restype, fn.argtypes = restype, argtypes
+        return lib
+
+    def _call_cuda(self, fn, pointers: list, device, synchronize: bool) -> None:
+        torch = _torch()
+        lib = self._lib
+        dev = device[0] if device else torch.device("cuda", torch.cuda.current_device())
+        index = dev.index if dev.index is not None else torch.cuda.current_device()
+        if lib.hector_set_device(index) != 0:
+            raise LaunchError(_runtime.NO_DEVICE, lib.hector_last_error().decode(errors="replace"))
+        stream = torch.cuda.current_stream(index).cuda_stream
+        lib.hector_set_stream(stream, 0 if synchronize else STREAM_ASYNC)
+        lib.hector_launch_clear()
+        try:
+            fn(*pointers)
+            status = lib.hector_launch_status()
+            if status != 0:
+                message = lib.hector_launch_error().decode(errors="replace")
+                raise LaunchError(status, message)
+        finally:
+            lib.hector_launch_clear()
+            lib.hector_reset_stream()
+
+    def module_loads(self) -> int:
+        """How many times kernel modules were loaded into a GPU context so far
+        (CUDA libraries; repeated calls must not add to it)."""
+        if self.target != "cuda":
+            return 0
+        return int(self._lib.hector_launch_module_loads())
+
+    def __getattr__(self, name: str) -> EntryPoint:
+        entries = self.__dict__.get("entries", {})
+        if name in entries:
+            return entries[name]
+        raise AttributeError(f"{self.path} has no entry point {name!r} "
+                             f"(entries: {', '.join(entries) or 'none'})")
+
+    def __getitem__(self, name: str) -> EntryPoint:
+        try:
+            return self.entries[name]
+        except KeyError:
+            raise KeyError(f"{self.path} has no entry point {name!r}") from None
+
+    def __repr__(self) -> str:
+        return f"<hector library {self.path} [{self.target}] entries: {', '.join(self.entries)}>"
+
+
+def load(lib_path) -> CompiledLibrary:
+    """Loads a library written by ``hectorc --emit=lib`` and its manifest
+    (``<lib_path>.json``)."""
+    return CompiledLibrary(os.fspath(lib_path))
+
+
+def _shape_text(shape) -> str:
+    return "[" + ", ".join("?" if d is None else str(d) for d in shape) + "]"
+
+
+def _numpy():
+    import numpy
+
+    return numpy
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _torch_if_tensor(value):
+    """torch, if `value` is a torch tensor (torch is imported only then)."""
+    module = type(value).__module__
+    if module.startswith("torch"):
+        torch = _torch()
+        if isinstance(value, torch.Tensor):
+            return torch
+    return None
