@@ -144,7 +144,8 @@ class EntryPoint:
         self._fn.argtypes = [ctypes.c_void_p] * len(self.arguments)
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{a.role} {a.name}: {a.dtype}{list(a.shape)}" for a in self.arguments)
+        args = ", ".join(f"{a.role} {a.name}: {a.dtype}{_shape_text(a.shape)}"
+                         for a in self.arguments)
         return f"<hector entry {self.name}({args}) [{self._library.target}]>"
 
     # -- argument binding and checks -------------------------------------
