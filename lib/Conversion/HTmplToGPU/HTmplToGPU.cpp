@@ -1,11 +1,20 @@
 //===- HTmplToGPU.cpp - htmpl instances to GPU kernels ----------*- C++ -*-===//
 //
-// Placeholder until the GPU template lowering lands: fails on any htmpl
-// instance.
+// The htmpl-to-gpu pass: every htmpl.gemm becomes a shared-memory tiled GEMM
+// launch (GemmToGPU.cpp) and every htmpl.traversal a launch that puts
+// features on the lanes of a warp or instances on threads
+// (TraversalToGPU.cpp, with the warp-level rewriting of the body in
+// WarpBody.cpp). The launches sit in the host function where the instances
+// were; gpu-kernel-outlining turns them into kernels. docs/gpu-templates.md
+// explains the designs.
 //
 //===----------------------------------------------------------------------===//
 
+#include "GPULowering.h"
+
 #include "hector/Conversion/Passes.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 namespace hector {
 #define GEN_PASS_DEF_HTMPLTOGPU
@@ -13,16 +22,44 @@ namespace hector {
 } // namespace hector
 
 using namespace mlir;
+using namespace hector;
 
 namespace {
 struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
+  void getDependentDialects(DialectRegistry &registry) const override {
+    HTmplToGPUBase::getDependentDialects(registry);
+    // Warp barriers around the warp-private reduction buffers.
+    registry.insert<NVVM::NVVMDialect>();
+  }
+
   void runOnOperation() override {
-    getOperation()->walk([&](Operation *op) {
-      if (isa<hector::htmpl::GemmOp, hector::htmpl::TraversalOp>(op)) {
-        op->emitError("htmpl-to-gpu is not implemented yet");
-        signalPassFailure();
+    ModuleOp module = getOperation();
+    // Check everything first so that a failure leaves the IR untouched.
+    SmallVector<Operation *> instances;
+    bool valid = true;
+    // Pre-order, not entering traversal bodies: an instance nested in a
+    // traversal is reported by the traversal's check.
+    module.walk<WalkOrder::PreOrder>([&](Operation *op) {
+      if (auto gemm = dyn_cast<htmpl::GemmOp>(op)) {
+        valid &= succeeded(hector::gpu::checkGemm(gemm));
+        instances.push_back(op);
+      } else if (auto traversal = dyn_cast<htmpl::TraversalOp>(op)) {
+        valid &= succeeded(hector::gpu::checkTraversal(traversal));
+        instances.push_back(op);
+        return WalkResult::skip();
       }
+      return WalkResult::advance();
     });
+    if (!valid)
+      return signalPassFailure();
+
+    IRRewriter rewriter(&getContext());
+    for (Operation *op : instances) {
+      if (auto gemm = dyn_cast<htmpl::GemmOp>(op))
+        hector::gpu::lowerGemm(rewriter, gemm);
+      else
+        hector::gpu::lowerTraversal(rewriter, cast<htmpl::TraversalOp>(op));
+    }
   }
 };
 } // namespace

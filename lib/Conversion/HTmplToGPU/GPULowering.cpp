@@ -1,0 +1,132 @@
+//===- GPULowering.cpp - helpers shared by the htmpl GPU kernels -*- C++ -*-===//
+
+#include "GPULowering.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+Value hector::gpu::dimOf(OpBuilder &b, Location loc, Value memref,
+                         int64_t dim) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.isDynamicDim(dim))
+    return constIndex(b, loc, type.getDimSize(dim));
+  return memref::DimOp::create(b, loc, memref, dim);
+}
+
+Value hector::gpu::loadIndex(OpBuilder &b, Location loc, Value list,
+                             Value pos) {
+  Value raw = memref::LoadOp::create(b, loc, list, pos);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+}
+
+Value hector::gpu::ceilDiv(OpBuilder &b, Location loc, Value a, Value divisor) {
+  return b.createOrFold<arith::CeilDivUIOp>(loc, a, divisor);
+}
+
+Value hector::gpu::minIndex(OpBuilder &b, Location loc, Value a, Value c) {
+  return b.createOrFold<arith::MinSIOp>(loc, a, c);
+}
+
+Value hector::gpu::maxIndex(OpBuilder &b, Location loc, Value a, Value c) {
+  return b.createOrFold<arith::MaxSIOp>(loc, a, c);
+}
+
+Value hector::gpu::zeroOf(OpBuilder &b, Location loc, Type type) {
+  return arith::ConstantOp::create(b, loc,
+                                   cast<TypedAttr>(b.getZeroAttr(type)));
+}
+
+Value hector::gpu::searchOffsets(OpBuilder &b, Location loc, Value offsets,
+                                 Value count, Value x) {
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1),
+        c2 = constIndex(b, loc, 2);
+  Type indexType = b.getIndexType();
+  // Invariant: offsets[lo] <= x < offsets[hi] (with offsets[count] = +inf),
+  // except that lo = 0 also stands for "before every segment".
+  auto search = scf::WhileOp::create(
+      b, loc, TypeRange{indexType, indexType}, ValueRange{c0, count},
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value width = arith::SubIOp::create(b, loc, args[1], args[0]);
+        Value open =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, width, c1);
+        scf::ConditionOp::create(b, loc, open, args);
+      },
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value half = arith::DivUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, args[1], args[0]), c2);
+        Value mid = arith::AddIOp::create(b, loc, args[0], half);
+        Value start = loadIndex(b, loc, offsets, mid);
+        Value below =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, start, x);
+        Value lo = arith::SelectOp::create(b, loc, below, mid, args[0]);
+        Value hi = arith::SelectOp::create(b, loc, below, args[1], mid);
+        scf::YieldOp::create(b, loc, ValueRange{lo, hi});
+      });
+  return search.getResult(0);
+}
+
+MemRefType hector::gpu::workgroupType(ArrayRef<int64_t> shape, Type element) {
+  auto space = mlir::gpu::AddressSpaceAttr::get(
+      element.getContext(), mlir::gpu::GPUDialect::getWorkgroupAddressSpace());
+  return MemRefType::get(shape, element, MemRefLayoutAttrInterface(), space);
+}
+
+hector::gpu::Launch hector::gpu::createLaunch(OpBuilder &b, Location loc,
+                                              Value gx, Value gy, Value gz,
+                                              int64_t threads,
+                                              ArrayRef<MemRefType> shared) {
+  Value c1 = constIndex(b, loc, 1);
+  SmallVector<Type> sharedTypes(shared.begin(), shared.end());
+  auto launch = mlir::gpu::LaunchOp::create(
+      b, loc, maxIndex(b, loc, gx, c1), maxIndex(b, loc, gy, c1),
+      maxIndex(b, loc, gz, c1), constIndex(b, loc, threads), c1, c1,
+      /*dynamicSharedMemorySize=*/nullptr, /*asyncTokenType=*/nullptr,
+      /*asyncDependencies=*/{}, sharedTypes);
+  Block &body = launch.getBody().front();
+  if (body.empty() || !body.back().hasTrait<OpTrait::IsTerminator>()) {
+    b.setInsertionPointToEnd(&body);
+    mlir::gpu::TerminatorOp::create(b, loc);
+  }
+  b.setInsertionPoint(body.getTerminator());
+  Launch result;
+  result.op = launch;
+  result.blockX = launch.getBlockIds().x;
+  result.blockY = launch.getBlockIds().y;
+  result.blockZ = launch.getBlockIds().z;
+  result.thread = launch.getThreadIds().x;
+  llvm::append_range(result.shared, launch.getWorkgroupAttributions());
+  return result;
+}
+
+void hector::gpu::emitZeroFill(OpBuilder &b, Location loc, Value buffer,
+                               int64_t threads) {
+  OpBuilder::InsertionGuard insertion(b);
+  auto type = cast<MemRefType>(buffer.getType());
+  SmallVector<Value> dims;
+  Value total = constIndex(b, loc, 1);
+  for (int64_t d = 0; d < type.getRank(); ++d) {
+    dims.push_back(dimOf(b, loc, buffer, d));
+    total = b.createOrFold<arith::MulIOp>(loc, total, dims.back());
+  }
+  Value perBlock = constIndex(b, loc, threads);
+  Launch launch = createLaunch(b, loc, ceilDiv(b, loc, total, perBlock),
+                               constIndex(b, loc, 1), constIndex(b, loc, 1),
+                               threads);
+  Value id = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.blockX, perBlock),
+      launch.thread);
+  Value inside =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, total);
+  auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(guard.thenBlock());
+  // Row-major delinearisation, innermost dimension first.
+  SmallVector<Value> indices(dims.size());
+  Value rest = id;
+  for (int64_t d = type.getRank() - 1; d >= 0; --d) {
+    indices[d] = arith::RemUIOp::create(b, loc, rest, dims[d]);
+    rest = arith::DivUIOp::create(b, loc, rest, dims[d]);
+  }
+  memref::StoreOp::create(b, loc, zeroOf(b, loc, type.getElementType()),
+                          buffer, indices);
+}

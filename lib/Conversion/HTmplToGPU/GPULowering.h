@@ -1,0 +1,104 @@
+//===- GPULowering.h - htmpl-to-gpu internals -------------------*- C++ -*-===//
+//
+// Shared by the GEMM and traversal kernels of the htmpl-to-gpu pass
+// (docs/gpu-templates.md describes the kernels).
+//
+// Rules every generated kernel follows:
+//  - Host code only computes launch sizes, from memref.dim (descriptor
+//    metadata): it never reads a buffer, because every buffer is device
+//    memory. Whatever depends on buffer contents (segment offsets, CSR row
+//    pointers) is read inside the kernel.
+//  - A launch has at least one block, so a grid computed from an empty
+//    operand is still a valid launch; the kernel's own bounds checks then
+//    make it do nothing.
+//  - Threads per block are the instance's launch_bounds (1-D blocks).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HECTOR_LIB_CONVERSION_HTMPLTOGPU_GPULOWERING_H
+#define HECTOR_LIB_CONVERSION_HTMPLTOGPU_GPULOWERING_H
+
+#include "hector/Dialect/HTmpl/IR/HTmpl.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace hector::gpu {
+
+/// Warp width of the targets (NVIDIA).
+constexpr int64_t kWarpSize = 32;
+
+inline mlir::Value constIndex(mlir::OpBuilder &b, mlir::Location loc,
+                              int64_t value) {
+  return mlir::arith::ConstantIndexOp::create(b, loc, value);
+}
+
+inline mlir::Value constI32(mlir::OpBuilder &b, mlir::Location loc,
+                            int32_t value) {
+  return mlir::arith::ConstantIntOp::create(b, loc, value, 32);
+}
+
+/// Size of dimension `dim` of a memref: a constant when static.
+mlir::Value dimOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value memref,
+                  int64_t dim);
+
+/// `list[pos]` of an i32/i64 index list, as an index.
+mlir::Value loadIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value list,
+                      mlir::Value pos);
+
+/// ceil(a / b) for non-negative a and positive b.
+mlir::Value ceilDiv(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                    mlir::Value divisor);
+
+mlir::Value minIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                     mlir::Value c);
+mlir::Value maxIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
+                     mlir::Value c);
+
+/// The zero of an integer or float type.
+mlir::Value zeroOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
+
+/// The largest t in [0, count) with offsets[t] <= x (0 when none): the
+/// segment of x in a non-decreasing offset table, skipping empty segments.
+/// Runs on the device; every thread of a block gets the same answer.
+mlir::Value searchOffsets(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value offsets, mlir::Value count,
+                          mlir::Value x);
+
+/// A 1-D launch of `threads` threads per block on a (gx, gy, gz) grid, each
+/// grid size raised to at least 1, with one workgroup (shared memory) buffer
+/// per entry of `shared`. The builder is left at the start of the kernel
+/// body, before its terminator; the builder's previous insertion point is
+/// not restored (use an InsertionGuard).
+struct Launch {
+  mlir::gpu::LaunchOp op;
+  mlir::Value blockX, blockY, blockZ, thread;
+  llvm::SmallVector<mlir::Value> shared;
+};
+Launch createLaunch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value gx,
+                    mlir::Value gy, mlir::Value gz, int64_t threads,
+                    llvm::ArrayRef<mlir::MemRefType> shared = {});
+
+/// A static memref type in workgroup (shared) memory.
+mlir::MemRefType workgroupType(llvm::ArrayRef<int64_t> shape,
+                               mlir::Type element);
+
+/// A kernel that sets every element of `buffer` to zero (the rank is
+/// arbitrary; elements are enumerated linearly).
+void emitZeroFill(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
+                  int64_t threads);
+
+/// Fails (with a diagnostic at the instance) when the instance cannot be
+/// lowered; called on every instance before any IR changes.
+mlir::LogicalResult checkGemm(htmpl::GemmOp op);
+mlir::LogicalResult checkTraversal(htmpl::TraversalOp op);
+
+/// Replace one (checked) instance by kernel launches before it.
+void lowerGemm(mlir::RewriterBase &rewriter, htmpl::GemmOp op);
+void lowerTraversal(mlir::RewriterBase &rewriter, htmpl::TraversalOp op);
+
+} // namespace hector::gpu
+
+#endif // HECTOR_LIB_CONVERSION_HTMPLTOGPU_GPULOWERING_H

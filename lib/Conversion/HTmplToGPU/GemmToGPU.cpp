@@ -1,0 +1,741 @@
+//===- GemmToGPU.cpp - htmpl.gemm to a shared-memory tiled kernel -*- C++ -*-===//
+//
+// One thread block computes a tile of `tm` x `tn` outputs, stepping through
+// the reduction `td` at a time: the block stages a `td` x `tm` slice of the
+// left operand and a `td` x `tn` slice of the right one in shared memory,
+// synchronises, and every thread accumulates a `cm` x `cn` register block
+// (cn = coarsen) from them.
+//
+// Row mode (forward and input gradients): the tile is (rows, output
+// columns), the reduction runs over K. Blocks tile the instance rows
+// globally, [bx * tm, bx * tm + tm); with segments, a block walks the
+// segments overlapping its rows and runs one pass per segment piece, staging
+// only that segment's weight slice. So the grid is computed on the host from
+// memref sizes alone (no device read of the offsets), weights are never
+// replicated, and a row tile straddling k segment boundaries costs k extra
+// passes (at most T over the whole instance). Gathered rows (lhs_rows) are
+// read inline by the A loader, scattered rows (out_rows) written inline by
+// the epilogue, which also applies the row scale and stores, accumulates or
+// adds atomically. Per-head block-diagonal weights are independent GEMMs on
+// grid.z.
+//
+// Outer-product mode (weight gradients): the tile is (weight rows K, weight
+// columns N) of one slice, the reduction runs over the instance rows. The
+// rows are split over grid.x in chunks (so a huge segment is reduced by
+// many blocks); each block walks the segment pieces of its chunk, reduces
+// each piece through shared memory and adds its partial tile to the slice
+// atomically (the output is cleared first unless `accumulate`).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GPULowering.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace hector;
+using namespace hector::gpu;
+using hector::htmpl::GemmOp;
+
+namespace {
+/// Outer-product mode: the instance rows are split into about this many
+/// chunks (one block column each), so that the atomics of the partial tiles
+/// stay few while every SM gets work.
+constexpr int64_t kOuterProductChunks = 1024;
+/// Largest register block (outputs per thread).
+constexpr int64_t kMaxOutputsPerThread = 64;
+/// Shared memory a GEMM kernel may use (the default limit without opt-in).
+constexpr int64_t kMaxSharedBytes = 48 * 1024;
+
+/// Where the [K, N] blocks of a weight-shaped operand live: rhs in row mode,
+/// out in outer-product mode. Its dims are [T]? [H]? then the block.
+struct WeightLayout {
+  bool typed = false;      // leading type dimension (with segments)
+  bool perHead = false;    // head dimension after the type dimension
+  bool transposed = false; // the block is stored [N, K]
+  int64_t headDim = 0, kDim = 0, nDim = 0;
+};
+
+WeightLayout getWeightLayout(GemmOp op) {
+  WeightLayout w;
+  Value weight = op.isOuterProduct() ? op.getOut() : op.getRhs();
+  int64_t rank = cast<MemRefType>(weight.getType()).getRank();
+  w.typed = op.getSegments() != nullptr;
+  w.perHead = rank == (w.typed ? 4 : 3);
+  w.transposed = !op.isOuterProduct() && op.getTransposeRhs();
+  w.headDim = w.typed ? 1 : 0;
+  w.kDim = rank - 2;
+  w.nDim = rank - 1;
+  if (w.transposed)
+    std::swap(w.kDim, w.nDim);
+  return w;
+}
+
+Value weightOf(GemmOp op) {
+  return op.isOuterProduct() ? op.getOut() : op.getRhs();
+}
+
+/// Static size of a weight dimension, or 0 when dynamic.
+int64_t staticSize(Value weight, int64_t dim) {
+  auto type = cast<MemRefType>(weight.getType());
+  return type.isDynamicDim(dim) ? 0 : type.getDimSize(dim);
+}
+
+/// Indices of element (k, n) of head block h of slice t.
+SmallVector<Value> weightIndices(const WeightLayout &w, Value t, Value h,
+                                 Value k, Value n) {
+  SmallVector<Value> indices;
+  if (w.typed)
+    indices.push_back(t);
+  if (w.perHead)
+    indices.push_back(h);
+  if (w.transposed) {
+    indices.push_back(n);
+    indices.push_back(k);
+  } else {
+    indices.push_back(k);
+    indices.push_back(n);
+  }
+  return indices;
+}
+
+/// The thread-level shape of one kernel.
+struct Schedule {
+  int64_t tm = 0, tn = 0, td = 0; // block tile: rows, columns, depth
+  int64_t cm = 0, cn = 0;         // register block per thread
+  int64_t threadsN = 0;           // threads along the columns
+  int64_t threadsM = 0;           // threads along the rows
+  int64_t threads = 0;            // threads per block (launch_bounds)
+  int64_t active() const { return threadsM * threadsN; }
+};
+
+/// Largest power of two not below `size` (at least `floor`).
+int64_t fitPowerOfTwo(int64_t size, int64_t floor) {
+  int64_t p = floor;
+  while (p < size)
+    p *= 2;
+  return p;
+}
+
+/// The schedule of an instance, or a diagnostic when its knobs cannot be
+/// mapped onto threads. Tiles wider than a small static output are
+/// narrowed to it (down to a power of two, not below the coarsening), so a
+/// per-head block of 16 columns does not leave three quarters of a 64-wide
+/// tile idle; in outer-product mode the row tile is likewise fitted to K.
+FailureOr<Schedule> getSchedule(GemmOp op) {
+  ArrayRef<int64_t> tile = op.getTile();
+  Schedule s;
+  s.tm = tile[0];
+  s.tn = tile[1];
+  s.td = tile[2];
+  s.cn = op.getCoarsen();
+  s.threads = op.getLaunchBounds();
+  WeightLayout w = getWeightLayout(op);
+  Value weight = weightOf(op);
+  if (int64_t n = staticSize(weight, w.nDim); n > 0 && n < s.tn)
+    s.tn = std::min(s.tn, fitPowerOfTwo(n, s.cn));
+  if (op.isOuterProduct())
+    if (int64_t k = staticSize(weight, w.kDim); k > 0 && k < s.tm)
+      s.tm = std::min(s.tm, fitPowerOfTwo(k, 1));
+
+  auto fail = [&](const Twine &why) -> FailureOr<Schedule> {
+    return op.emitOpError("cannot be mapped onto a GPU thread block: ")
+           << why << " (tile [" << tile[0] << ", " << tile[1] << ", "
+           << tile[2] << "], coarsen " << s.cn << ", launch_bounds "
+           << s.threads << ")";
+  };
+  if (s.tn % s.cn != 0)
+    return fail("the column tile is not a multiple of the coarsening factor");
+  s.threadsN = s.tn / s.cn;
+  if (s.threadsN > s.threads)
+    return fail("the column tile needs more threads than launch_bounds "
+                "gives; raise coarsen or narrow the tile");
+  // The largest divisor of tm that fits the remaining threads.
+  s.threadsM = std::min(s.threads / s.threadsN, s.tm);
+  while (s.tm % s.threadsM != 0)
+    --s.threadsM;
+  s.cm = s.tm / s.threadsM;
+  if (s.cm * s.cn > kMaxOutputsPerThread)
+    return fail("more than " + Twine(kMaxOutputsPerThread) +
+                " outputs per thread; raise launch_bounds or shrink the "
+                "tile");
+  auto element = cast<MemRefType>(op.getLhs().getType()).getElementType();
+  int64_t bytes = s.td * (s.tm + 1 + s.tn + 1) *
+                  std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+  if (bytes > kMaxSharedBytes)
+    return fail("the staged tiles need " + Twine(bytes) +
+                " bytes of shared memory, more than " +
+                Twine(kMaxSharedBytes));
+  return s;
+}
+
+/// The builder's view of one kernel: thread coordinates and shared tiles.
+struct Kernel {
+  Schedule s;
+  Value thread;     // thread id in the block
+  Value threadRow;  // tid / threadsN: first register row is threadRow * cm
+  Value threadCol;  // tid % threadsN: register columns threadCol + j*threadsN
+  Value tileA, tileB; // shared [td][tm+1] and [td][tn+1]
+  Type element;
+};
+
+/// `cond ? build() : zero`, with the load only on the taken side.
+Value loadIf(OpBuilder &b, Location loc, Value cond, Type type,
+             function_ref<Value(OpBuilder &)> build) {
+  auto ifOp = scf::IfOp::create(
+      b, loc, cond,
+      [&](OpBuilder &b, Location loc) {
+        scf::YieldOp::create(b, loc, build(b));
+      },
+      [&](OpBuilder &b, Location loc) {
+        scf::YieldOp::create(b, loc, zeroOf(b, loc, type));
+      });
+  return ifOp.getResult(0);
+}
+
+Value andAll(OpBuilder &b, Location loc, ArrayRef<Value> conds) {
+  Value result;
+  for (Value c : conds)
+    result = result ? b.createOrFold<arith::AndIOp>(loc, result, c) : c;
+  return result;
+}
+
+Value lessThan(OpBuilder &b, Location loc, Value x, Value bound) {
+  return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x,
+                                       bound);
+}
+
+/// One staged element per (thread, slot): slot p covers element
+/// tid + p * threads of a `count`-element tile.
+struct Slot {
+  Value id;     // linear element id
+  Value inTile; // id < count, or null when always true
+};
+
+SmallVector<Slot> tileSlots(OpBuilder &b, Location loc, const Kernel &k,
+                            int64_t count) {
+  SmallVector<Slot> slots;
+  int64_t perThread = (count + k.s.threads - 1) / k.s.threads;
+  for (int64_t p = 0; p < perThread; ++p) {
+    Slot slot;
+    slot.id = b.createOrFold<arith::AddIOp>(
+        loc, k.thread, constIndex(b, loc, p * k.s.threads));
+    if ((p + 1) * k.s.threads > count)
+      slot.inTile = lessThan(b, loc, slot.id, constIndex(b, loc, count));
+    slots.push_back(slot);
+  }
+  return slots;
+}
+
+/// Stores `value` at tile[d][x] unless the slot lies outside the tile.
+void storeSlot(OpBuilder &b, Location loc, const Slot &slot, Value value,
+               Value tile, Value d, Value x) {
+  if (!slot.inTile) {
+    memref::StoreOp::create(b, loc, value, tile, ValueRange{d, x});
+    return;
+  }
+  auto ifOp = scf::IfOp::create(b, loc, slot.inTile, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  memref::StoreOp::create(b, loc, value, tile, ValueRange{d, x});
+}
+
+/// acc[i][j] += A[d][threadRow*cm + i] * B[d][threadCol + j*threadsN] for
+/// d in [0, td), on the staged tiles. Threads beyond the active ones (when
+/// the tile has fewer outputs than the block has threads) skip it.
+SmallVector<Value> emitTileProduct(OpBuilder &b, Location loc, const Kernel &k,
+                                   ValueRange acc) {
+  const Schedule &s = k.s;
+  auto body = [&](OpBuilder &b) -> SmallVector<Value> {
+    Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
+    auto loop = scf::ForOp::create(
+        b, loc, c0, constIndex(b, loc, s.td), c1, acc,
+        [&](OpBuilder &b, Location loc, Value d, ValueRange acc) {
+          Value rowBase = arith::MulIOp::create(b, loc, k.threadRow,
+                                                constIndex(b, loc, s.cm));
+          SmallVector<Value> a, w;
+          for (int64_t i = 0; i < s.cm; ++i) {
+            Value m = arith::AddIOp::create(b, loc, rowBase,
+                                            constIndex(b, loc, i));
+            a.push_back(
+                memref::LoadOp::create(b, loc, k.tileA, ValueRange{d, m}));
+          }
+          for (int64_t j = 0; j < s.cn; ++j) {
+            Value n = arith::AddIOp::create(
+                b, loc, k.threadCol, constIndex(b, loc, j * s.threadsN));
+            w.push_back(
+                memref::LoadOp::create(b, loc, k.tileB, ValueRange{d, n}));
+          }
+          // mul + add allowed to contract into one fma (math.fma would
+          // become a libdevice call on NVVM).
+          auto contract = arith::FastMathFlags::contract;
+          SmallVector<Value> next;
+          for (int64_t i = 0; i < s.cm; ++i)
+            for (int64_t j = 0; j < s.cn; ++j)
+              next.push_back(arith::AddFOp::create(
+                  b, loc, acc[i * s.cn + j],
+                  arith::MulFOp::create(b, loc, a[i], w[j], contract),
+                  contract));
+          scf::YieldOp::create(b, loc, next);
+        });
+    return loop.getResults();
+  };
+  if (s.active() == s.threads)
+    return body(b);
+  Value active = lessThan(b, loc, k.thread, constIndex(b, loc, s.active()));
+  auto ifOp = scf::IfOp::create(
+      b, loc, active,
+      [&](OpBuilder &b, Location loc) {
+        scf::YieldOp::create(b, loc, body(b));
+      },
+      [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, acc); });
+  return ifOp.getResults();
+}
+
+/// Runs `piece(t, lo, hi)` for every non-empty intersection of the rows
+/// [rowBase, rowEnd) with a segment t (t null and one piece without
+/// segments). Block-uniform control flow: the callee may synchronise.
+void forEachPiece(OpBuilder &b, Location loc, Value segments, Value rowBase,
+                  Value rowEnd,
+                  function_ref<void(OpBuilder &, Value, Value, Value)> piece) {
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
+  if (!segments) {
+    auto ifOp = scf::IfOp::create(b, loc, lessThan(b, loc, rowBase, rowEnd),
+                                  /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    piece(b, Value(), rowBase, rowEnd);
+    return;
+  }
+  Value numTypes = maxIndex(
+      b, loc, b.createOrFold<arith::SubIOp>(loc, dimOf(b, loc, segments, 0), c1),
+      c0);
+  Value first = searchOffsets(b, loc, segments, numTypes, rowBase);
+  Type indexType = b.getIndexType();
+  scf::WhileOp::create(
+      b, loc, TypeRange{indexType}, ValueRange{first},
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        // segments[numTypes] exists, so the load is in bounds even when the
+        // first test fails.
+        Value t = args[0];
+        Value more = arith::AndIOp::create(
+            b, loc, lessThan(b, loc, t, numTypes),
+            lessThan(b, loc, loadIndex(b, loc, segments, t), rowEnd));
+        scf::ConditionOp::create(b, loc, more, args);
+      },
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value t = args[0];
+        Value next = arith::AddIOp::create(b, loc, t, c1);
+        Value lo = maxIndex(b, loc, loadIndex(b, loc, segments, t), rowBase);
+        Value hi = minIndex(b, loc, loadIndex(b, loc, segments, next), rowEnd);
+        auto ifOp = scf::IfOp::create(b, loc, lessThan(b, loc, lo, hi),
+                                      /*withElseRegion=*/false);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          piece(b, t, lo, hi);
+        }
+        scf::YieldOp::create(b, loc, next);
+      });
+}
+
+/// Sets up thread coordinates and shared tiles in a fresh launch.
+Kernel makeKernel(OpBuilder &b, Location loc, const Schedule &s,
+                  const Launch &launch, Type element) {
+  Kernel k;
+  k.s = s;
+  k.element = element;
+  k.thread = launch.thread;
+  Value threadsN = constIndex(b, loc, s.threadsN);
+  k.threadRow = arith::DivUIOp::create(b, loc, launch.thread, threadsN);
+  k.threadCol = arith::RemUIOp::create(b, loc, launch.thread, threadsN);
+  k.tileA = launch.shared[0];
+  k.tileB = launch.shared[1];
+  return k;
+}
+
+SmallVector<MemRefType> tileTypes(const Schedule &s, Type element) {
+  return {workgroupType({s.td, s.tm + 1}, element),
+          workgroupType({s.td, s.tn + 1}, element)};
+}
+
+/// The per-row scalar of instance row i on full output column `col`.
+Value rowScaleAt(OpBuilder &b, Location loc, Value scale, Value fullN, Value i,
+                 Value col) {
+  if (cast<MemRefType>(scale.getType()).getRank() == 1)
+    return memref::LoadOp::create(b, loc, scale, i);
+  Value block =
+      b.createOrFold<arith::DivUIOp>(loc, fullN, dimOf(b, loc, scale, 1));
+  Value head = arith::DivUIOp::create(b, loc, col, block);
+  return memref::LoadOp::create(b, loc, scale, ValueRange{i, head});
+}
+
+/// Row mode with atomic stores and no accumulate: the scattered rows are
+/// cleared by a first kernel (one thread per element of the rows that
+/// belong to a segment).
+void emitClearScatteredRows(OpBuilder &b, GemmOp op, Value rows, Value fullN,
+                            int64_t threads) {
+  OpBuilder::InsertionGuard insertion(b);
+  Location loc = op.getLoc();
+  Value total = b.createOrFold<arith::MulIOp>(loc, rows, fullN);
+  Value perBlock = constIndex(b, loc, threads);
+  Launch launch = createLaunch(b, loc, ceilDiv(b, loc, total, perBlock),
+                               constIndex(b, loc, 1), constIndex(b, loc, 1),
+                               threads);
+  Value id = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.blockX, perBlock),
+      launch.thread);
+  Value i = arith::DivUIOp::create(b, loc, id, fullN);
+  Value n = arith::RemUIOp::create(b, loc, id, fullN);
+  SmallVector<Value> conds{lessThan(b, loc, id, total)};
+  auto guard = scf::IfOp::create(b, loc, conds[0], /*withElseRegion=*/false);
+  b.setInsertionPointToStart(guard.thenBlock());
+  if (Value segments = op.getSegments()) {
+    Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
+    Value numTypes = maxIndex(
+        b, loc,
+        b.createOrFold<arith::SubIOp>(loc, dimOf(b, loc, segments, 0), c1),
+        c0);
+    Value first = loadIndex(b, loc, segments, c0);
+    Value last = loadIndex(b, loc, segments, numTypes);
+    Value inside = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, first, i),
+        lessThan(b, loc, i, last));
+    auto typed = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(typed.thenBlock());
+  }
+  Value o = loadIndex(b, loc, op.getOutRows(), i);
+  Type element = cast<MemRefType>(op.getOut().getType()).getElementType();
+  memref::StoreOp::create(b, loc, zeroOf(b, loc, element), op.getOut(),
+                          ValueRange{o, n});
+}
+
+void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
+  Location loc = op.getLoc();
+  Value lhs = op.getLhs(), out = op.getOut(), weight = op.getRhs(),
+        segments = op.getSegments(), lhsRows = op.getLhsRows(),
+        outRows = op.getOutRows(), scale = op.getRowScale();
+  Type element = cast<MemRefType>(lhs.getType()).getElementType();
+  WeightLayout w = getWeightLayout(op);
+
+  // Host: sizes and the grid.
+  Value c1 = constIndex(b, loc, 1);
+  Value heads = w.perHead ? dimOf(b, loc, weight, w.headDim) : c1;
+  Value kSize = dimOf(b, loc, weight, w.kDim);
+  Value nSize = dimOf(b, loc, weight, w.nDim);
+  Value fullN = b.createOrFold<arith::MulIOp>(loc, heads, nSize);
+  Value rows = lhsRows ? dimOf(b, loc, lhsRows, 0) : dimOf(b, loc, lhs, 0);
+  if (op.getAtomic() && !op.getAccumulate())
+    emitClearScatteredRows(b, op, rows, fullN, s.threads);
+
+  Value tm = constIndex(b, loc, s.tm), tn = constIndex(b, loc, s.tn),
+        td = constIndex(b, loc, s.td);
+  OpBuilder::InsertionGuard insertion(b);
+  Launch launch =
+      createLaunch(b, loc, ceilDiv(b, loc, rows, tm), ceilDiv(b, loc, nSize, tn),
+                   heads, s.threads, tileTypes(s, element));
+  Kernel k = makeKernel(b, loc, s, launch, element);
+  Value head = launch.blockZ;
+  Value rowBase = arith::MulIOp::create(b, loc, launch.blockX, tm);
+  Value colBase = arith::MulIOp::create(b, loc, launch.blockY, tn);
+  Value rowEnd =
+      minIndex(b, loc, arith::AddIOp::create(b, loc, rowBase, tm), rows);
+  Value lhsColBase = arith::MulIOp::create(b, loc, head, kSize);
+  Value outColBase = arith::MulIOp::create(b, loc, head, nSize);
+
+  forEachPiece(b, loc, segments, rowBase, rowEnd, [&](OpBuilder &b, Value t,
+                                                      Value lo, Value hi) {
+    Value c0 = constIndex(b, loc, 0);
+    // A: element (d, m) of the tile is lhs[l(rowBase + m), k0 + d];
+    // consecutive threads read consecutive columns of one row. The gathered
+    // row of each slot is resolved once, outside the reduction loop.
+    SmallVector<Slot> aSlots = tileSlots(b, loc, k, s.tm * s.td);
+    SmallVector<Value> aRow, aDepth, aRowOk, aSource;
+    for (const Slot &slot : aSlots) {
+      Value m = arith::DivUIOp::create(b, loc, slot.id, td);
+      Value d = arith::RemUIOp::create(b, loc, slot.id, td);
+      Value row = arith::AddIOp::create(b, loc, rowBase, m);
+      SmallVector<Value> conds{
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
+          lessThan(b, loc, row, hi)};
+      if (slot.inTile)
+        conds.push_back(slot.inTile);
+      Value ok = andAll(b, loc, conds);
+      Value source = row;
+      if (lhsRows) {
+        auto ifOp = scf::IfOp::create(
+            b, loc, ok,
+            [&](OpBuilder &b, Location loc) {
+              scf::YieldOp::create(b, loc, loadIndex(b, loc, lhsRows, row));
+            },
+            [&](OpBuilder &b, Location loc) {
+              scf::YieldOp::create(b, loc, constIndex(b, loc, 0));
+            });
+        source = ifOp.getResult(0);
+      }
+      aRow.push_back(m);
+      aDepth.push_back(d);
+      aRowOk.push_back(ok);
+      aSource.push_back(source);
+    }
+    SmallVector<Slot> bSlots = tileSlots(b, loc, k, s.tn * s.td);
+
+    SmallVector<Value> init(s.cm * s.cn, zeroOf(b, loc, element));
+    auto kLoop = scf::ForOp::create(
+        b, loc, c0, kSize, td, init,
+        [&](OpBuilder &b, Location loc, Value k0, ValueRange acc) {
+          for (size_t p = 0; p < aSlots.size(); ++p) {
+            Value m = aRow[p], d = aDepth[p], ok = aRowOk[p],
+                  source = aSource[p];
+            const Slot &slot = aSlots[p];
+            Value col = arith::AddIOp::create(b, loc, k0, d);
+            Value inK = lessThan(b, loc, col, kSize);
+            Value both = arith::AndIOp::create(b, loc, ok, inK);
+            Value value = loadIf(b, loc, both, element, [&](OpBuilder &b) {
+              Value lhsCol = arith::AddIOp::create(b, loc, lhsColBase, col);
+              return memref::LoadOp::create(b, loc, lhs,
+                                            ValueRange{source, lhsCol})
+                  .getResult();
+            });
+            storeSlot(b, loc, slot, value, k.tileA, d, m);
+          }
+          // B: element (d, n) is the weight at (k0 + d, colBase + n); the
+          // thread order follows the stored layout so reads coalesce.
+          for (const Slot &slot : bSlots) {
+            Value d, n;
+            if (w.transposed) {
+              d = arith::RemUIOp::create(b, loc, slot.id, td);
+              n = arith::DivUIOp::create(b, loc, slot.id, td);
+            } else {
+              d = arith::DivUIOp::create(b, loc, slot.id, tn);
+              n = arith::RemUIOp::create(b, loc, slot.id, tn);
+            }
+            Value kk = arith::AddIOp::create(b, loc, k0, d);
+            Value col = arith::AddIOp::create(b, loc, colBase, n);
+            SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
+                                     lessThan(b, loc, col, nSize)};
+            if (slot.inTile)
+              conds.push_back(slot.inTile);
+            Value value = loadIf(
+                b, loc, andAll(b, loc, conds), element, [&](OpBuilder &b) {
+                  return memref::LoadOp::create(
+                             b, loc, weight,
+                             weightIndices(w, t, head, kk, col))
+                      .getResult();
+                });
+            storeSlot(b, loc, slot, value, k.tileB, d, n);
+          }
+          mlir::gpu::BarrierOp::create(b, loc);
+          SmallVector<Value> next = emitTileProduct(b, loc, k, acc);
+          mlir::gpu::BarrierOp::create(b, loc);
+          scf::YieldOp::create(b, loc, next);
+        });
+
+    // Epilogue: every register of an active thread that maps to a row of
+    // this piece and an existing column.
+    Value active = s.active() == s.threads
+                       ? Value()
+                       : lessThan(b, loc, k.thread,
+                                  constIndex(b, loc, s.active()));
+    Value firstRow = arith::AddIOp::create(
+        b, loc, rowBase,
+        arith::MulIOp::create(b, loc, k.threadRow, constIndex(b, loc, s.cm)));
+    for (int64_t i = 0; i < s.cm; ++i) {
+      Value row = arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
+      for (int64_t j = 0; j < s.cn; ++j) {
+        Value col = arith::AddIOp::create(
+            b, loc, colBase,
+            arith::AddIOp::create(b, loc, k.threadCol,
+                                  constIndex(b, loc, j * s.threadsN)));
+        SmallVector<Value> conds{
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
+            lessThan(b, loc, row, hi), lessThan(b, loc, col, nSize)};
+        if (active)
+          conds.push_back(active);
+        auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
+                                      /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        Value value = kLoop.getResult(i * s.cn + j);
+        Value outCol = arith::AddIOp::create(b, loc, outColBase, col);
+        if (scale)
+          value = arith::MulFOp::create(
+              b, loc, value, rowScaleAt(b, loc, scale, fullN, row, outCol));
+        Value o = outRows ? loadIndex(b, loc, outRows, row) : row;
+        SmallVector<Value, 2> at{o, outCol};
+        if (op.getAtomic()) {
+          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,
+                                      value, out, at);
+          continue;
+        }
+        if (op.getAccumulate())
+          value = arith::AddFOp::create(
+              b, loc, memref::LoadOp::create(b, loc, out, at), value);
+        memref::StoreOp::create(b, loc, value, out, at);
+      }
+    }
+  });
+}
+
+void lowerOuterProductGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
+  Location loc = op.getLoc();
+  Value lhs = op.getLhs(), rhs = op.getRhs(), out = op.getOut(),
+        segments = op.getSegments(), lhsRows = op.getLhsRows(),
+        rhsRows = op.getRhsRows(), scale = op.getRowScale();
+  Type element = cast<MemRefType>(lhs.getType()).getElementType();
+  WeightLayout w = getWeightLayout(op);
+
+  // Host: sizes, the row chunk of a block, the grid. Partial tiles are
+  // added atomically, so the output starts from zero unless accumulating.
+  if (!op.getAccumulate())
+    emitZeroFill(b, loc, out, s.threads);
+  Value c1 = constIndex(b, loc, 1);
+  Value heads = w.perHead ? dimOf(b, loc, out, w.headDim) : c1;
+  Value kSize = dimOf(b, loc, out, w.kDim);
+  Value nSize = dimOf(b, loc, out, w.nDim);
+  Value fullN = b.createOrFold<arith::MulIOp>(loc, heads, nSize);
+  Value rows = lhsRows ? dimOf(b, loc, lhsRows, 0) : dimOf(b, loc, lhs, 0);
+  Value tm = constIndex(b, loc, s.tm), tn = constIndex(b, loc, s.tn),
+        td = constIndex(b, loc, s.td);
+  // chunk = td * ceil(ceil(rows / kOuterProductChunks) / td), at least td.
+  Value chunk = b.createOrFold<arith::MulIOp>(
+      loc,
+      maxIndex(b, loc,
+               ceilDiv(b, loc,
+                       ceilDiv(b, loc, rows,
+                               constIndex(b, loc, kOuterProductChunks)),
+                       td),
+               c1),
+      td);
+  Value kTiles = ceilDiv(b, loc, kSize, tm);
+  Value nTiles = maxIndex(b, loc, ceilDiv(b, loc, nSize, tn), c1);
+
+  OpBuilder::InsertionGuard insertion(b);
+  Launch launch = createLaunch(
+      b, loc, ceilDiv(b, loc, rows, chunk),
+      b.createOrFold<arith::MulIOp>(loc, kTiles, nTiles), heads, s.threads,
+      tileTypes(s, element));
+  Kernel k = makeKernel(b, loc, s, launch, element);
+  Value head = launch.blockZ;
+  Value kBase = arith::MulIOp::create(
+      b, loc, arith::DivUIOp::create(b, loc, launch.blockY, nTiles), tm);
+  Value colBase = arith::MulIOp::create(
+      b, loc, arith::RemUIOp::create(b, loc, launch.blockY, nTiles), tn);
+  Value rowBase = arith::MulIOp::create(b, loc, launch.blockX, chunk);
+  Value rowEnd =
+      minIndex(b, loc, arith::AddIOp::create(b, loc, rowBase, chunk), rows);
+  Value lhsColBase = arith::MulIOp::create(b, loc, head, kSize);
+  Value rhsColBase = arith::MulIOp::create(b, loc, head, nSize);
+
+  forEachPiece(b, loc, segments, rowBase, rowEnd, [&](OpBuilder &b, Value t,
+                                                      Value lo, Value hi) {
+    SmallVector<Slot> aSlots = tileSlots(b, loc, k, s.tm * s.td);
+    SmallVector<Slot> bSlots = tileSlots(b, loc, k, s.tn * s.td);
+    SmallVector<Value> init(s.cm * s.cn, zeroOf(b, loc, element));
+    auto rowLoop = scf::ForOp::create(
+        b, loc, lo, hi, td, init,
+        [&](OpBuilder &b, Location loc, Value r0, ValueRange acc) {
+          // A: element (d, m) is lhs[l(r0 + d), K-offset + m]; B: element
+          // (d, n) is rhs[r(r0 + d), N-offset + n] times the row scale.
+          // Consecutive threads read consecutive columns.
+          for (const Slot &slot : aSlots) {
+            Value d = arith::DivUIOp::create(b, loc, slot.id, tm);
+            Value m = arith::RemUIOp::create(b, loc, slot.id, tm);
+            Value row = arith::AddIOp::create(b, loc, r0, d);
+            Value kk = arith::AddIOp::create(b, loc, kBase, m);
+            SmallVector<Value> conds{lessThan(b, loc, row, hi),
+                                     lessThan(b, loc, kk, kSize)};
+            if (slot.inTile)
+              conds.push_back(slot.inTile);
+            Value value = loadIf(
+                b, loc, andAll(b, loc, conds), element, [&](OpBuilder &b) {
+                  Value source =
+                      lhsRows ? loadIndex(b, loc, lhsRows, row) : row;
+                  Value col = arith::AddIOp::create(b, loc, lhsColBase, kk);
+                  return memref::LoadOp::create(b, loc, lhs,
+                                                ValueRange{source, col})
+                      .getResult();
+                });
+            storeSlot(b, loc, slot, value, k.tileA, d, m);
+          }
+          for (const Slot &slot : bSlots) {
+            Value d = arith::DivUIOp::create(b, loc, slot.id, tn);
+            Value n = arith::RemUIOp::create(b, loc, slot.id, tn);
+            Value row = arith::AddIOp::create(b, loc, r0, d);
+            Value col = arith::AddIOp::create(b, loc, colBase, n);
+            SmallVector<Value> conds{lessThan(b, loc, row, hi),
+                                     lessThan(b, loc, col, nSize)};
+            if (slot.inTile)
+              conds.push_back(slot.inTile);
+            Value value = loadIf(
+                b, loc, andAll(b, loc, conds), element, [&](OpBuilder &b) {
+                  Value source =
+                      rhsRows ? loadIndex(b, loc, rhsRows, row) : row;
+                  Value fullCol = arith::AddIOp::create(b, loc, rhsColBase, col);
+                  Value v = memref::LoadOp::create(b, loc, rhs,
+                                                   ValueRange{source, fullCol});
+                  if (scale)
+                    v = arith::MulFOp::create(
+                        b, loc, v,
+                        rowScaleAt(b, loc, scale, fullN, row, fullCol));
+                  return v;
+                });
+            storeSlot(b, loc, slot, value, k.tileB, d, n);
+          }
+          mlir::gpu::BarrierOp::create(b, loc);
+          SmallVector<Value> next = emitTileProduct(b, loc, k, acc);
+          mlir::gpu::BarrierOp::create(b, loc);
+          scf::YieldOp::create(b, loc, next);
+        });
+
+    // Epilogue: add this piece's partial tile to slice t.
+    Value active = s.active() == s.threads
+                       ? Value()
+                       : lessThan(b, loc, k.thread,
+                                  constIndex(b, loc, s.active()));
+    Value firstK = arith::AddIOp::create(
+        b, loc, kBase,
+        arith::MulIOp::create(b, loc, k.threadRow, constIndex(b, loc, s.cm)));
+    for (int64_t i = 0; i < s.cm; ++i) {
+      Value kk = arith::AddIOp::create(b, loc, firstK, constIndex(b, loc, i));
+      for (int64_t j = 0; j < s.cn; ++j) {
+        Value col = arith::AddIOp::create(
+            b, loc, colBase,
+            arith::AddIOp::create(b, loc, k.threadCol,
+                                  constIndex(b, loc, j * s.threadsN)));
+        SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
+                                 lessThan(b, loc, col, nSize)};
+        if (active)
+          conds.push_back(active);
+        auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
+                                      /*withElseRegion=*/false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,
+                                    rowLoop.getResult(i * s.cn + j), out,
+                                    weightIndices(w, t, head, kk, col));
+      }
+    }
+  });
+}
+} // namespace
+
+LogicalResult hector::gpu::checkGemm(GemmOp op) {
+  if (op->getParentOfType<mlir::gpu::LaunchOp>() ||
+      op->getParentOfType<mlir::gpu::GPUFuncOp>())
+    return op.emitOpError("must be in host code to become a GPU launch (it is "
+                          "nested in a kernel)");
+  return getSchedule(op);
+}
+
+void hector::gpu::lowerGemm(RewriterBase &rewriter, GemmOp op) {
+  FailureOr<Schedule> schedule = getSchedule(op); // checked before
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  if (op.isOuterProduct())
+    lowerOuterProductGemm(rewriter, op, *schedule);
+  else
+    lowerRowGemm(rewriter, op, *schedule);
+  rewriter.eraseOp(op);
+}

@@ -1,0 +1,118 @@
+//===- Traversal.h - htmpl-to-gpu traversal internals -----------*- C++ -*-===//
+//
+// The plan of a traversal kernel (TraversalPlan.cpp decides it, before any
+// IR changes) and the warp-level rewriting of an inlined body (WarpBody.cpp),
+// shared with the kernel skeletons of TraversalToGPU.cpp.
+//
+// Two mappings:
+//  - Warp: a warp runs one instance (edge or node) at a time, its lanes
+//    split the iterations of the body's innermost loops (the feature loops);
+//    everything outside them runs redundantly on all lanes, so it stays
+//    warp-uniform, and its side effects are issued by lane 0. Loop-carried
+//    reductions (dot products) become per-lane partials plus a butterfly
+//    all-reduce. For edges, a warp walks a contiguous chunk of edges, and
+//    accumulations into the destination row are gathered in a warp-private
+//    shared-memory row that is flushed with one atomic per element when the
+//    destination changes.
+//  - Thread: one instance per thread, the body unchanged; top-level
+//    accumulations into the destination row are combined across the lanes
+//    of a warp that share a destination (segmented warp reduction) before
+//    one atomic. Used for bodies without a feature loop (scalar bodies) and
+//    for bodies the warp mapping cannot prove safe.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HECTOR_LIB_CONVERSION_HTMPLTOGPU_TRAVERSAL_H
+#define HECTOR_LIB_CONVERSION_HTMPLTOGPU_TRAVERSAL_H
+
+#include "GPULowering.h"
+
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace hector::gpu {
+
+enum class TraversalMode { Warp, Thread };
+
+/// A destination whose accumulations a warp gathers in shared memory.
+struct BufferedDest {
+  mlir::Value dest;
+  htmpl::Reduction kind;
+  int64_t size = 0; // elements of one destination row (static)
+};
+
+struct TraversalPlan {
+  TraversalMode mode = TraversalMode::Thread;
+  /// Warp mode: the scf.for loops whose iterations are split over lanes.
+  llvm::SmallPtrSet<mlir::Operation *, 8> distributed;
+  /// Warp mode over edges: destinations gathered per warp.
+  llvm::SmallVector<BufferedDest> buffered;
+  /// Thread mode over edges: top-level accumulations into the destination
+  /// row, reduced across the warp.
+  llvm::SmallVector<htmpl::AccumulateOp> reduced;
+};
+
+/// Checks the traversal (diagnostic on failure) and chooses its mapping.
+mlir::FailureOr<TraversalPlan> planTraversal(htmpl::TraversalOp op);
+
+/// The op combining iter_arg `i` of `loop` into its next value when that is
+/// a reduction the warp can finish with shuffles (a commutative, associative
+/// arith op on 32-bit values, whose operand and result are used nowhere
+/// else), else null.
+mlir::Operation *matchReduction(mlir::scf::ForOp loop, unsigned i);
+
+/// The innermost distributed loop around `op`, or null.
+mlir::scf::ForOp enclosingDistributed(mlir::Operation *op,
+                                      const TraversalPlan &plan);
+
+/// The node count of a node traversal comes from this operand.
+mlir::Value nodeCountSource(htmpl::TraversalOp op);
+
+/// Combines two values the way `kind` reduces them.
+mlir::Value combine(mlir::OpBuilder &b, mlir::Location loc,
+                    htmpl::Reduction kind, mlir::Value x, mlir::Value y);
+/// The neutral element of `kind` for `type`.
+mlir::Value identityOf(mlir::OpBuilder &b, mlir::Location loc,
+                       htmpl::Reduction kind, mlir::Type type);
+/// The atomic read-modify-write that applies `kind`.
+mlir::arith::AtomicRMWKind atomicKind(htmpl::Reduction kind, mlir::Type type);
+
+/// `nvvm.bar.warp.sync` over the full warp: orders the lanes' accesses to
+/// warp-private shared memory.
+void emitWarpSync(mlir::OpBuilder &b, mlir::Location loc);
+
+/// What the warp rewriting needs from the kernel skeleton.
+struct WarpContext {
+  mlir::Value lane;  // index in [0, 32)
+  mlir::Value lane0; // i1: lane == 0
+  /// Buffered destination -> its warp-private shared row (a 1-D workgroup
+  /// memref) and this warp's offset in it.
+  llvm::DenseMap<mlir::Value, std::pair<mlir::Value, mlir::Value>> buffers;
+};
+
+/// Rewrites the ops of an inlined body (`ops`: every op of the body before
+/// inlining, nested ones included) for the warp mapping: distributes the
+/// planned loops over lanes, reduces their carried values across the warp,
+/// turns htmpl.accumulate into shared or global atomics, and issues the side
+/// effects of warp-uniform code from lane 0.
+void rewriteWarpBody(mlir::RewriterBase &rewriter, const TraversalPlan &plan,
+                     llvm::ArrayRef<mlir::Operation *> ops,
+                     const WarpContext &context);
+
+/// Replaces each accumulate by a global atomic (thread mode).
+void lowerAccumulatesToAtomics(mlir::RewriterBase &rewriter,
+                               llvm::ArrayRef<htmpl::AccumulateOp> accs);
+
+/// Thread mode: given each lane's destination row `row` (-1 when the lane
+/// has no instance) and the values of the reduced accumulations, combines
+/// the values of consecutive lanes with equal rows and issues one atomic
+/// per run. Must be called where the whole warp is converged.
+void emitSegmentedAccumulates(mlir::OpBuilder &b, mlir::Location loc,
+                              mlir::Value lane, mlir::Value row,
+                              llvm::ArrayRef<htmpl::AccumulateOp> accumulates,
+                              mlir::ValueRange values);
+
+} // namespace hector::gpu
+
+#endif // HECTOR_LIB_CONVERSION_HTMPLTOGPU_TRAVERSAL_H

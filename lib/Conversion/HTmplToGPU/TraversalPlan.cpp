@@ -1,0 +1,341 @@
+//===- TraversalPlan.cpp - choose the mapping of a traversal ----*- C++ -*-===//
+//
+// Decides, before the IR changes, how a traversal runs on the GPU (see
+// Traversal.h) and rejects what cannot run there.
+//
+// The warp mapping runs the code outside the distributed loops on every lane
+// and lets lane 0 alone write; lanes split the iterations of the
+// distributed loops. That is only the sequential meaning of the body when
+// no lane can read what another lane wrote in the same instance. The plan
+// therefore takes the warp mapping only when:
+//  - every op with memory effects is a load, a store, an accumulate or an
+//    atomic whose result is unused;
+//  - every buffer that the body both reads and writes is accessed only
+//    inside one distributed loop, always at the same element, and that
+//    element's indices name the loop's induction variable (so each element
+//    belongs to one iteration, hence to one lane);
+//  - some innermost loop can be distributed: its carried values, if any,
+//    are reductions (acc = acc op x, with op associative and commutative)
+//    of 32-bit values that the warp can combine with shuffles.
+// Everything else takes the thread mapping, which runs the body unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Traversal.h"
+
+#include "mlir/Interfaces/LoopLikeInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+
+using namespace mlir;
+using namespace hector;
+using namespace hector::gpu;
+using namespace hector::htmpl;
+
+namespace {
+/// Per warp, shared memory for the buffered destination rows (of the 48 KiB
+/// a block may use without opt-in).
+constexpr int64_t kMaxBufferBytesPerBlock = 32 * 1024;
+/// Largest destination row (elements) gathered in shared memory.
+constexpr int64_t kMaxBufferedRow = 1024;
+
+/// The memref a view is taken of, through any chain of view-like ops.
+Value rootBuffer(Value memref) {
+  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
+    memref = view.getViewSource();
+  return memref;
+}
+
+/// The memref an access reads or writes, its indices, and whether it
+/// writes; null memref for ops that are not accesses.
+struct Access {
+  Operation *op = nullptr;
+  Value memref;
+  OperandRange indices{nullptr, 0};
+  bool writes = false;
+};
+
+std::optional<Access> getAccess(Operation *op) {
+  Access access;
+  access.op = op;
+  if (auto load = dyn_cast<memref::LoadOp>(op)) {
+    access.memref = load.getMemRef();
+    access.indices = load.getIndices();
+  } else if (auto store = dyn_cast<memref::StoreOp>(op)) {
+    access.memref = store.getMemRef();
+    access.indices = store.getIndices();
+    access.writes = true;
+  } else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(op)) {
+    access.memref = rmw.getMemref();
+    access.indices = rmw.getIndices();
+    access.writes = true;
+  } else if (auto acc = dyn_cast<AccumulateOp>(op)) {
+    access.memref = acc.getDest();
+    access.indices = acc.getIndices();
+    access.writes = true;
+  } else {
+    return std::nullopt;
+  }
+  return access;
+}
+
+/// A body value up to the identity of row arguments: two row arguments with
+/// the same access scheme hold the same row (the edge or node id counts as
+/// the `edge` or `node` scheme).
+struct Canonical {
+  TraversalOp op;
+  Value canonical(Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    Block *body = &op.getBody().front();
+    if (!arg || arg.getOwner() != body)
+      return v;
+    AccessScheme scheme = schemeOf(arg.getArgNumber());
+    for (BlockArgument other : body->getArguments())
+      if (schemeOf(other.getArgNumber()) == scheme)
+        return other;
+    return v;
+  }
+  AccessScheme schemeOf(unsigned argNumber) {
+    if (argNumber == 0)
+      return op.getDomain() == Domain::Edges ? AccessScheme::Edge
+                                             : AccessScheme::Node;
+    return op.getScheme(argNumber - 1);
+  }
+  bool isRow(Value v, AccessScheme scheme) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    return arg && arg.getOwner() == &op.getBody().front() &&
+           schemeOf(arg.getArgNumber()) == scheme;
+  }
+  bool sameIndices(OperandRange a, OperandRange b) {
+    if (a.size() != b.size())
+      return false;
+    for (auto [x, y] : llvm::zip(a, b))
+      if (canonical(x) != canonical(y))
+        return false;
+    return true;
+  }
+};
+
+/// True when `v` is defined outside `region`'s parent op.
+bool definedOutside(Value v, Operation *parent) {
+  return !parent->isAncestor(v.getParentRegion()->getParentOp());
+}
+
+} // namespace
+
+Operation *hector::gpu::matchReduction(scf::ForOp loop, unsigned i) {
+  BlockArgument acc = loop.getRegionIterArgs()[i];
+  Type type = acc.getType();
+  if (!(type.isF32() || type.isInteger(32)) || !acc.hasOneUse())
+    return nullptr;
+  Operation *combiner = *acc.getUsers().begin();
+  if (combiner->getBlock() != loop.getBody() ||
+      !isa<arith::AddFOp, arith::MulFOp, arith::MaximumFOp, arith::MinimumFOp,
+           arith::MaxNumFOp, arith::MinNumFOp, arith::AddIOp, arith::MulIOp,
+           arith::MaxSIOp, arith::MinSIOp, arith::MaxUIOp, arith::MinUIOp,
+           arith::AndIOp, arith::OrIOp, arith::XOrIOp>(combiner))
+    return nullptr;
+  Value next = loop.getBody()->getTerminator()->getOperand(i);
+  if (next != combiner->getResult(0) || !next.hasOneUse())
+    return nullptr;
+  return combiner;
+}
+
+namespace {
+/// An innermost loop whose iterations can be split over lanes.
+bool isDistributable(scf::ForOp loop) {
+  bool nested = false;
+  loop.getBody()->walk([&](LoopLikeOpInterface) { nested = true; });
+  if (nested)
+    return false;
+  for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i)
+    if (!matchReduction(loop, i))
+      return false;
+  return true;
+}
+
+/// Element count of a destination row (all dims but the first, static).
+std::optional<int64_t> staticRowSize(Value dest) {
+  auto type = cast<MemRefType>(dest.getType());
+  if (type.getRank() < 1)
+    return std::nullopt;
+  int64_t size = 1;
+  for (int64_t d = 1; d < type.getRank(); ++d) {
+    if (type.isDynamicDim(d))
+      return std::nullopt;
+    size *= type.getDimSize(d);
+    if (size > kMaxBufferedRow)
+      return std::nullopt;
+  }
+  return size;
+}
+
+bool isSharedAtomicType(Type type) {
+  return type.isF32() || type.isF64() || type.isInteger(32) ||
+         type.isInteger(64);
+}
+} // namespace
+
+scf::ForOp hector::gpu::enclosingDistributed(Operation *op,
+                                             const TraversalPlan &plan) {
+  for (Operation *p = op->getParentOp(); p; p = p->getParentOp())
+    if (plan.distributed.contains(p))
+      return cast<scf::ForOp>(p);
+  return {};
+}
+
+Value hector::gpu::nodeCountSource(TraversalOp op) {
+  if (Value types = op.getNodeTypes())
+    return types;
+  unsigned index = 0;
+  for (Value operand : llvm::concat<Value>(op.getInputs(), op.getOutputs()))
+    if (op.getScheme(index++) == AccessScheme::Node)
+      return operand;
+  return {};
+}
+
+FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
+  if (op->getParentOfType<mlir::gpu::LaunchOp>() ||
+      op->getParentOfType<mlir::gpu::GPUFuncOp>() ||
+      op->getParentOfType<TraversalOp>())
+    return op.emitOpError("must be in host code to become a GPU launch (it is "
+                          "nested in a kernel or another traversal)");
+  if (op.getDomain() == Domain::Nodes && !nodeCountSource(op))
+    return op.emitOpError(
+        "cannot tell the node count: a node traversal needs node_types or an "
+        "operand accessed 'as node'");
+
+  // What the body does to memory; anything the GPU cannot run is an error.
+  Block &body = op.getBody().front();
+  bool warpSafe = true;
+  SmallVector<Access> accesses;
+  WalkResult walk = body.walk([&](Operation *inner) {
+    if (isa<GemmOp, TraversalOp>(inner)) {
+      inner->emitOpError("cannot be nested in a traversal body on the GPU");
+      return WalkResult::interrupt();
+    }
+    if (auto acc = dyn_cast<AccumulateOp>(inner)) {
+      Type type = acc.getValue().getType();
+      if (!isa<IntegerType, FloatType>(type)) {
+        acc.emitOpError("cannot be lowered to an atomic update: element type ")
+            << type << " is neither an integer nor a float";
+        return WalkResult::interrupt();
+      }
+    }
+    if (std::optional<Access> access = getAccess(inner)) {
+      accesses.push_back(*access);
+      if (auto rmw = dyn_cast<memref::AtomicRMWOp>(inner))
+        warpSafe &= rmw.getResult().use_empty();
+      return WalkResult::advance();
+    }
+    if (inner->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::advance();
+    auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+    if (!effects) {
+      inner->emitOpError("has unknown memory effects; a traversal body on "
+                         "the GPU may only compute, load, store and "
+                         "accumulate");
+      return WalkResult::interrupt();
+    }
+    warpSafe &= effects.hasNoEffect();
+    return WalkResult::advance();
+  });
+  if (walk.wasInterrupted())
+    return failure();
+
+  TraversalPlan plan;
+  body.walk([&](scf::ForOp loop) {
+    if (isDistributable(loop))
+      plan.distributed.insert(loop);
+  });
+
+  // Buffers both read and written: each element must belong to one
+  // iteration of one distributed loop.
+  Canonical canon{op};
+  DenseMap<Value, SmallVector<const Access *>> byRoot;
+  for (const Access &access : accesses)
+    byRoot[rootBuffer(access.memref)].push_back(&access);
+  for (auto &[root, list] : byRoot) {
+    bool reads = llvm::any_of(list, [](const Access *a) { return !a->writes; });
+    bool writes = llvm::any_of(list, [](const Access *a) { return a->writes; });
+    if (!reads || !writes)
+      continue;
+    const Access *first = list.front();
+    scf::ForOp loop = enclosingDistributed(first->op, plan);
+    bool safe = loop != nullptr;
+    for (const Access *a : list) {
+      if (!safe)
+        break;
+      safe = isa<memref::LoadOp, memref::StoreOp>(a->op) &&
+             a->memref == first->memref &&
+             enclosingDistributed(a->op, plan) == loop &&
+             canon.sameIndices(a->indices, first->indices);
+    }
+    if (safe) {
+      Value iv = loop.getInductionVar();
+      safe = llvm::is_contained(first->indices, iv);
+      for (Value index : first->indices)
+        safe &= index == iv || definedOutside(index, loop);
+    }
+    warpSafe &= safe;
+  }
+  plan.mode = warpSafe && !plan.distributed.empty() ? TraversalMode::Warp
+                                                     : TraversalMode::Thread;
+  if (plan.mode == TraversalMode::Thread)
+    plan.distributed.clear();
+  if (op.getDomain() != Domain::Edges)
+    return plan;
+
+  // Accumulations into the destination row: gathered per warp (warp mode)
+  // or reduced across the warp (thread mode). A destination qualifies when
+  // nothing else in the body touches its buffer.
+  DenseMap<Value, SmallVector<AccumulateOp>> accumulatesOf;
+  SmallVector<Value> order;
+  for (const Access &access : accesses)
+    if (auto acc = dyn_cast<AccumulateOp>(access.op)) {
+      if (!accumulatesOf.count(acc.getDest()))
+        order.push_back(acc.getDest());
+      accumulatesOf[acc.getDest()].push_back(acc);
+    }
+  int64_t warps = op.getLaunchBounds() / kWarpSize;
+  int64_t bytesLeft = kMaxBufferBytesPerBlock;
+  for (Value dest : order) {
+    ArrayRef<AccumulateOp> accs = accumulatesOf[dest];
+    const auto &rootAccesses = byRoot[rootBuffer(dest)];
+    bool exclusive = llvm::all_of(rootAccesses, [&](const Access *a) {
+      return isa<AccumulateOp>(a->op) && a->memref == dest;
+    });
+    Reduction kind = AccumulateOp(accs.front()).getKind();
+    bool intoDst = llvm::all_of(accs, [&](AccumulateOp acc) {
+      return acc.getKind() == kind &&
+             canon.isRow(acc.getIndices().front(), AccessScheme::Dst);
+    });
+    if (!exclusive || !intoDst)
+      continue;
+    Type element = cast<MemRefType>(dest.getType()).getElementType();
+    if (plan.mode == TraversalMode::Warp) {
+      std::optional<int64_t> size = staticRowSize(dest);
+      if (!size || !isSharedAtomicType(element))
+        continue;
+      int64_t bytes = *size * warps * (element.getIntOrFloatBitWidth() / 8);
+      if (bytes > bytesLeft)
+        continue;
+      bytesLeft -= bytes;
+      plan.buffered.push_back({dest, kind, *size});
+      continue;
+    }
+    // Thread mode: only accumulations at the top level of the body, where
+    // every lane passes, with every index but the row the same for all
+    // instances, of types a shuffle moves.
+    if (!(element.isF32() || element.isInteger(32)))
+      continue;
+    for (AccumulateOp acc : accs) {
+      bool uniform = llvm::all_of(acc.getIndices().drop_front(), [&](Value v) {
+        return definedOutside(v, op);
+      });
+      if (acc->getBlock() == &body && uniform)
+        plan.reduced.push_back(acc);
+    }
+  }
+  return plan;
+}

@@ -1,0 +1,467 @@
+//===- TraversalToGPU.cpp - htmpl.traversal to GPU kernels ------*- C++ -*-===//
+//
+// The kernel skeletons of the traversal template (Traversal.h describes the
+// two mappings; TraversalPlan.cpp picks one):
+//
+// - warp mapping, edges: warp w of the grid walks the edges (COO) or CSR
+//   slots [w * C, w * C + C) in order (C = kEdgesPerWarp). The work is split
+//   by edges, not by destination nodes, so a hub with 100k in-edges is spread
+//   over thousands of warps. In CSR order the destination node of a slot is
+//   found once per warp by a binary search over row_ptr and then advanced.
+//   Accumulations into the destination row go to a warp-private row in
+//   shared memory; when the destination changes (and at the end of the
+//   chunk) the lanes flush it, one atomic per touched element.
+// - warp mapping, nodes: one warp per node.
+// - thread mapping: one thread per edge, CSR slot or node. Top-level
+//   accumulations into the destination row are combined across the lanes of
+//   a warp with the same destination, then one atomic per run.
+//
+// The body is inlined with its block arguments replaced by the resolved
+// rows: edge id, compact_map[e], src[e], dst[e], etype[e], node id,
+// node_types[n], and 0 for `whole`.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Traversal.h"
+
+#include <array>
+
+using namespace mlir;
+using namespace hector;
+using namespace hector::gpu;
+using namespace hector::htmpl;
+
+namespace {
+/// Edges (or CSR slots) a warp walks in order.
+constexpr int64_t kEdgesPerWarp = 32;
+
+/// The current instance, from which rows are resolved.
+struct Instance {
+  Value edge;    // COO: the edge id; CSR: resolved from the slot on demand
+  Value slot;    // CSR: the slot
+  Value dstNode; // the destination node, when already known
+  Value node;    // node traversals: the node id
+};
+
+/// The body arguments of one instance (the edge or node id, then one row
+/// per operand), each scheme computed at most once and only when used.
+SmallVector<Value> bodyArguments(OpBuilder &b, Location loc, TraversalOp op,
+                                 Instance &inst) {
+  OperandRange adjacency = op.getAdjacency();
+  bool csr = op.getAdjacencyFormat() == Adjacency::CSR;
+  // COO: src, dst, etype. CSR: row_ptr, src, eid, etype.
+  auto edge = [&]() {
+    if (!inst.edge)
+      inst.edge = loadIndex(b, loc, adjacency[2], inst.slot);
+    return inst.edge;
+  };
+  auto rowOf = [&](AccessScheme scheme) -> Value {
+    switch (scheme) {
+    case AccessScheme::Edge:
+      return edge();
+    case AccessScheme::Compact:
+      return loadIndex(b, loc, op.getCompactMap(), edge());
+    case AccessScheme::Src:
+      return csr ? loadIndex(b, loc, adjacency[1], inst.slot)
+                 : loadIndex(b, loc, adjacency[0], inst.edge);
+    case AccessScheme::Dst:
+      if (!inst.dstNode)
+        inst.dstNode = loadIndex(b, loc, adjacency[1], inst.edge);
+      return inst.dstNode;
+    case AccessScheme::EdgeType:
+      return csr ? loadIndex(b, loc, adjacency[3], inst.slot)
+                 : loadIndex(b, loc, adjacency[2], inst.edge);
+    case AccessScheme::Node:
+      return inst.node;
+    case AccessScheme::NodeType:
+      return loadIndex(b, loc, op.getNodeTypes(), inst.node);
+    case AccessScheme::Whole:
+      break;
+    }
+    return constIndex(b, loc, 0);
+  };
+  std::array<Value, 8> cache;
+  auto row = [&](AccessScheme scheme) {
+    Value &slot = cache[static_cast<unsigned>(scheme)];
+    if (!slot)
+      slot = rowOf(scheme);
+    return slot;
+  };
+  Block &body = op.getBody().front();
+  SmallVector<Value> args;
+  AccessScheme idScheme =
+      op.getDomain() == Domain::Edges ? AccessScheme::Edge : AccessScheme::Node;
+  Value zero;
+  auto unused = [&]() {
+    if (!zero)
+      zero = constIndex(b, loc, 0);
+    return zero;
+  };
+  args.push_back(body.getArgument(0).use_empty() ? unused() : row(idScheme));
+  unsigned numOperands = op.getInputs().size() + op.getOutputs().size();
+  for (unsigned i = 0; i < numOperands; ++i) {
+    AccessScheme scheme = op.getScheme(i);
+    bool needed =
+        !op.getRowArgument(i).use_empty() && scheme != AccessScheme::Whole;
+    args.push_back(needed ? row(scheme) : unused());
+  }
+  return args;
+}
+
+/// Every op of the body, nested ones included, in pre-order.
+SmallVector<Operation *> bodyOps(TraversalOp op) {
+  SmallVector<Operation *> ops;
+  op.getBody().walk<WalkOrder::PreOrder>([&](Operation *inner) {
+    if (!isa<YieldOp>(inner))
+      ops.push_back(inner);
+  });
+  return ops;
+}
+
+SmallVector<AccumulateOp> accumulatesIn(ArrayRef<Operation *> ops) {
+  SmallVector<AccumulateOp> accs;
+  for (Operation *op : ops)
+    if (auto acc = dyn_cast<AccumulateOp>(op))
+      accs.push_back(acc);
+  return accs;
+}
+
+/// Moves the body to the rewriter's insertion point with its arguments
+/// replaced by `args`.
+void inlineBody(RewriterBase &rewriter, TraversalOp op, ValueRange args) {
+  Block &body = op.getBody().front();
+  Operation *yield = body.getTerminator();
+  rewriter.inlineBlockBefore(&body, rewriter.getInsertionBlock(),
+                             rewriter.getInsertionPoint(), args);
+  rewriter.eraseOp(yield);
+}
+
+/// Number of edges (COO) or CSR slots of an edge traversal.
+Value edgeCount(OpBuilder &b, Location loc, TraversalOp op) {
+  return dimOf(b, loc, op.getAdjacency()[1], 0); // src in both formats
+}
+
+/// Node count of a CSR row pointer [N+1] (0 when empty).
+Value csrNodeCount(OpBuilder &b, Location loc, TraversalOp op) {
+  Value rowPtr = op.getAdjacency()[0];
+  return maxIndex(b, loc,
+                  b.createOrFold<arith::SubIOp>(loc, dimOf(b, loc, rowPtr, 0),
+                                                constIndex(b, loc, 1)),
+                  constIndex(b, loc, 0));
+}
+
+/// Flushes this warp's buffered destination rows into row `row` of their
+/// destinations: one atomic per element that holds more than the identity,
+/// then the element is reset.
+void emitFlush(OpBuilder &b, Location loc, const TraversalPlan &plan,
+               const WarpContext &context, Value row) {
+  emitWarpSync(b, loc);
+  for (const BufferedDest &buffered : plan.buffered) {
+    Value shared, base;
+    std::tie(shared, base) = context.buffers.lookup(buffered.dest);
+    auto type = cast<MemRefType>(buffered.dest.getType());
+    Type element = type.getElementType();
+    scf::ForOp::create(
+        b, loc, context.lane, constIndex(b, loc, buffered.size),
+        constIndex(b, loc, kWarpSize), ValueRange{},
+        [&](OpBuilder &b, Location loc, Value c, ValueRange) {
+          Value at = arith::AddIOp::create(b, loc, base, c);
+          Value value = memref::LoadOp::create(b, loc, shared, at);
+          Value identity = identityOf(b, loc, buffered.kind, element);
+          memref::StoreOp::create(b, loc, identity, shared, at);
+          Value touched =
+              isa<FloatType>(element)
+                  ? Value(arith::CmpFOp::create(
+                        b, loc, arith::CmpFPredicate::UNE, value, identity))
+                  : Value(arith::CmpIOp::create(
+                        b, loc, arith::CmpIPredicate::ne, value, identity));
+          auto ifOp = scf::IfOp::create(b, loc, touched,
+                                        /*withElseRegion=*/false);
+          b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+          SmallVector<Value> indices(type.getRank());
+          indices[0] = row;
+          Value rest = c;
+          for (int64_t d = type.getRank() - 1; d >= 1; --d) {
+            Value size = constIndex(b, loc, type.getDimSize(d));
+            indices[d] = arith::RemUIOp::create(b, loc, rest, size);
+            rest = arith::DivUIOp::create(b, loc, rest, size);
+          }
+          memref::AtomicRMWOp::create(b, loc,
+                                      atomicKind(buffered.kind, element),
+                                      value, buffered.dest, indices);
+          b.setInsertionPointAfter(ifOp);
+          scf::YieldOp::create(b, loc);
+        });
+  }
+  emitWarpSync(b, loc);
+}
+
+void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
+                    const TraversalPlan &plan) {
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  int64_t threads = op.getLaunchBounds(), warps = threads / kWarpSize;
+  bool csr = op.getAdjacencyFormat() == Adjacency::CSR;
+  SmallVector<Operation *> ops = bodyOps(op);
+  SmallVector<MemRefType> sharedTypes;
+  for (const BufferedDest &buffered : plan.buffered)
+    sharedTypes.push_back(workgroupType(
+        {warps * buffered.size},
+        cast<MemRefType>(buffered.dest.getType()).getElementType()));
+
+  Value count = edgeCount(b, loc, op);
+  Value numNodes = csr ? csrNodeCount(b, loc, op) : Value();
+  Value chunk = constIndex(b, loc, kEdgesPerWarp);
+  Launch launch = createLaunch(
+      b, loc, ceilDiv(b, loc, count, constIndex(b, loc, warps * kEdgesPerWarp)),
+      constIndex(b, loc, 1), constIndex(b, loc, 1), threads, sharedTypes);
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1),
+        warpSize = constIndex(b, loc, kWarpSize);
+  WarpContext context;
+  context.lane = arith::RemUIOp::create(b, loc, launch.thread, warpSize);
+  context.lane0 =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, context.lane, c0);
+  Value warp = arith::DivUIOp::create(b, loc, launch.thread, warpSize);
+  Value globalWarp = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, warps)),
+      warp);
+  Value begin = arith::MulIOp::create(b, loc, globalWarp, chunk);
+  Value end = minIndex(b, loc, arith::AddIOp::create(b, loc, begin, chunk),
+                       count);
+
+  bool buffering = !plan.buffered.empty();
+  for (size_t i = 0; i < plan.buffered.size(); ++i) {
+    const BufferedDest &buffered = plan.buffered[i];
+    Value shared = launch.shared[i];
+    Value base = arith::MulIOp::create(b, loc, warp,
+                                       constIndex(b, loc, buffered.size));
+    context.buffers[buffered.dest] = {shared, base};
+    Type element = cast<MemRefType>(buffered.dest.getType()).getElementType();
+    scf::ForOp::create(
+        b, loc, context.lane, constIndex(b, loc, buffered.size), warpSize,
+        ValueRange{}, [&](OpBuilder &b, Location loc, Value c, ValueRange) {
+          memref::StoreOp::create(
+              b, loc, identityOf(b, loc, buffered.kind, element), shared,
+              ValueRange{arith::AddIOp::create(b, loc, base, c)});
+          scf::YieldOp::create(b, loc);
+        });
+  }
+  if (buffering)
+    emitWarpSync(b, loc);
+
+  // Loop-carried: the destination of the buffered rows (-1: none yet) and,
+  // in CSR order, the destination node of the current slot.
+  SmallVector<Value> inits;
+  if (buffering)
+    inits.push_back(constIndex(b, loc, -1));
+  if (csr)
+    inits.push_back(searchOffsets(b, loc, op.getAdjacency()[0], numNodes,
+                                  begin));
+  Operation *yield = nullptr;
+  Instance inst;
+  auto loop = scf::ForOp::create(
+      b, loc, begin, end, c1, inits,
+      [&](OpBuilder &b, Location loc, Value e, ValueRange carried) {
+        SmallVector<Value> next;
+        if (csr) {
+          // Advance to the node whose slots contain e (skipping empty rows).
+          Value rowPtr = op.getAdjacency()[0];
+          Type indexType = b.getIndexType();
+          auto advance = scf::WhileOp::create(
+              b, loc, TypeRange{indexType}, ValueRange{carried.back()},
+              [&](OpBuilder &b, Location loc, ValueRange args) {
+                Value after = arith::AddIOp::create(b, loc, args[0], c1);
+                Value inside = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::slt, after, numNodes);
+                Value start = loadIndex(b, loc, rowPtr,
+                                        minIndex(b, loc, after, numNodes));
+                Value past = arith::CmpIOp::create(
+                    b, loc, arith::CmpIPredicate::sle, start, e);
+                scf::ConditionOp::create(
+                    b, loc, arith::AndIOp::create(b, loc, inside, past), args);
+              },
+              [&](OpBuilder &b, Location loc, ValueRange args) {
+                scf::YieldOp::create(
+                    b, loc, ValueRange{arith::AddIOp::create(b, loc, args[0], c1)});
+              });
+          inst.slot = e;
+          inst.dstNode = advance.getResult(0);
+        } else {
+          inst.edge = e;
+        }
+        if (buffering) {
+          if (!inst.dstNode)
+            inst.dstNode = loadIndex(b, loc, op.getAdjacency()[1], e);
+          Value current = carried.front();
+          Value moved = arith::AndIOp::create(
+              b, loc,
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
+                                    inst.dstNode, current),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
+                                    current, c0));
+          auto ifOp = scf::IfOp::create(b, loc, moved, /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+          emitFlush(b, loc, plan, context, current);
+        }
+        if (buffering)
+          next.push_back(inst.dstNode);
+        if (csr)
+          next.push_back(inst.dstNode);
+        yield = scf::YieldOp::create(b, loc, next);
+      });
+  rewriter.setInsertionPoint(yield);
+  SmallVector<Value> args = bodyArguments(rewriter, loc, op, inst);
+  inlineBody(rewriter, op, args);
+
+  if (buffering) {
+    rewriter.setInsertionPointAfter(loop);
+    Value last = loop.getResult(0);
+    auto ifOp = scf::IfOp::create(
+        rewriter, loc,
+        arith::CmpIOp::create(rewriter, loc, arith::CmpIPredicate::sge, last,
+                              c0),
+        /*withElseRegion=*/false);
+    rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    emitFlush(rewriter, loc, plan, context, last);
+  }
+  rewriteWarpBody(rewriter, plan, ops, context);
+}
+
+void lowerWarpNodes(RewriterBase &rewriter, TraversalOp op,
+                    const TraversalPlan &plan) {
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  int64_t threads = op.getLaunchBounds(), warps = threads / kWarpSize;
+  SmallVector<Operation *> ops = bodyOps(op);
+  Value count = dimOf(b, loc, nodeCountSource(op), 0);
+  Launch launch =
+      createLaunch(b, loc, ceilDiv(b, loc, count, constIndex(b, loc, warps)),
+                   constIndex(b, loc, 1), constIndex(b, loc, 1), threads);
+  Value warpSize = constIndex(b, loc, kWarpSize);
+  WarpContext context;
+  context.lane = arith::RemUIOp::create(b, loc, launch.thread, warpSize);
+  context.lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        context.lane, constIndex(b, loc, 0));
+  Value node = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, warps)),
+      arith::DivUIOp::create(b, loc, launch.thread, warpSize));
+  auto ifOp = scf::IfOp::create(
+      b, loc,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, node, count),
+      /*withElseRegion=*/false);
+  rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  Instance inst;
+  inst.node = node;
+  SmallVector<Value> args = bodyArguments(rewriter, loc, op, inst);
+  inlineBody(rewriter, op, args);
+  rewriteWarpBody(rewriter, plan, ops, context);
+}
+
+void lowerThreads(RewriterBase &rewriter, TraversalOp op,
+                  const TraversalPlan &plan) {
+  Location loc = op.getLoc();
+  OpBuilder &b = rewriter;
+  int64_t threads = op.getLaunchBounds();
+  bool edges = op.getDomain() == Domain::Edges;
+  bool csr = op.getAdjacencyFormat() == Adjacency::CSR;
+  SmallVector<Operation *> ops = bodyOps(op);
+  Value count =
+      edges ? edgeCount(b, loc, op) : dimOf(b, loc, nodeCountSource(op), 0);
+  Value numNodes = csr ? csrNodeCount(b, loc, op) : Value();
+  Value perBlock = constIndex(b, loc, threads);
+  Launch launch = createLaunch(b, loc, ceilDiv(b, loc, count, perBlock),
+                               constIndex(b, loc, 1), constIndex(b, loc, 1),
+                               threads);
+  Value id = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.blockX, perBlock),
+      launch.thread);
+  Value valid =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, count);
+
+  // The instance of this thread; called inside the `valid` branch.
+  auto resolve = [&]() {
+    Instance inst;
+    if (!edges) {
+      inst.node = id;
+    } else if (csr) {
+      inst.slot = id;
+      inst.dstNode =
+          searchOffsets(rewriter, loc, op.getAdjacency()[0], numNodes, id);
+    } else {
+      inst.edge = id;
+    }
+    return inst;
+  };
+
+  ArrayRef<AccumulateOp> reduced = plan.reduced;
+  SmallVector<AccumulateOp> others;
+  for (AccumulateOp acc : accumulatesIn(ops))
+    if (!llvm::is_contained(reduced, acc))
+      others.push_back(acc);
+
+  if (reduced.empty()) {
+    auto ifOp = scf::IfOp::create(b, loc, valid, /*withElseRegion=*/false);
+    rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+    Instance inst = resolve();
+    inlineBody(rewriter, op, bodyArguments(rewriter, loc, op, inst));
+    lowerAccumulatesToAtomics(rewriter, others);
+    return;
+  }
+
+  // The branch yields the reduced values and the destination row; lanes
+  // without an instance yield identities and row -1.
+  SmallVector<Type> types;
+  for (AccumulateOp acc : reduced)
+    types.push_back(acc.getValue().getType());
+  types.push_back(b.getIndexType());
+  auto ifOp = scf::IfOp::create(b, loc, types, valid, /*addThenBlock=*/true,
+                                /*addElseBlock=*/true);
+  rewriter.setInsertionPointToEnd(ifOp.thenBlock());
+  Instance inst = resolve();
+  if (!inst.dstNode)
+    inst.dstNode = loadIndex(rewriter, loc, op.getAdjacency()[1], inst.edge);
+  inlineBody(rewriter, op, bodyArguments(rewriter, loc, op, inst));
+  SmallVector<Value> yielded;
+  for (AccumulateOp acc : reduced)
+    yielded.push_back(acc.getValue());
+  yielded.push_back(inst.dstNode);
+  scf::YieldOp::create(rewriter, loc, yielded);
+
+  rewriter.setInsertionPointToEnd(ifOp.elseBlock());
+  SmallVector<Value> none;
+  for (AccumulateOp acc : reduced)
+    none.push_back(
+        identityOf(rewriter, loc, acc.getKind(), acc.getValue().getType()));
+  none.push_back(constIndex(rewriter, loc, -1));
+  scf::YieldOp::create(rewriter, loc, none);
+
+  rewriter.setInsertionPointAfter(ifOp);
+  Value lane = arith::RemUIOp::create(rewriter, loc, launch.thread,
+                                      constIndex(rewriter, loc, kWarpSize));
+  emitSegmentedAccumulates(rewriter, loc, lane, ifOp.getResults().back(),
+                           reduced, ifOp.getResults().drop_back());
+  for (AccumulateOp acc : reduced)
+    rewriter.eraseOp(acc);
+  lowerAccumulatesToAtomics(rewriter, others);
+}
+} // namespace
+
+LogicalResult hector::gpu::checkTraversal(TraversalOp op) {
+  return planTraversal(op);
+}
+
+void hector::gpu::lowerTraversal(RewriterBase &rewriter, TraversalOp op) {
+  FailureOr<TraversalPlan> plan = planTraversal(op); // checked before
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  if (plan->mode == TraversalMode::Thread)
+    lowerThreads(rewriter, op, *plan);
+  else if (op.getDomain() == Domain::Nodes)
+    lowerWarpNodes(rewriter, op, *plan);
+  else
+    lowerWarpEdges(rewriter, op, *plan);
+  rewriter.eraseOp(op);
+}

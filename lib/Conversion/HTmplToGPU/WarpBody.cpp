@@ -1,0 +1,285 @@
+//===- WarpBody.cpp - warp-level rewriting of traversal bodies --*- C++ -*-===//
+//
+// The lane-level pieces of the traversal kernels: splitting a loop over the
+// lanes of a warp, butterfly all-reductions, lane-0 side effects, the
+// lowering of htmpl.accumulate to shared or global atomics, and the
+// segmented warp reduction of the thread mapping.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Traversal.h"
+
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/IR/IRMapping.h"
+
+using namespace mlir;
+using namespace hector;
+using namespace hector::gpu;
+using namespace hector::htmpl;
+
+Value hector::gpu::combine(OpBuilder &b, Location loc, Reduction kind, Value x,
+                           Value y) {
+  bool isFloat = isa<FloatType>(x.getType());
+  if (kind == Reduction::Add)
+    return isFloat ? Value(arith::AddFOp::create(b, loc, x, y))
+                   : Value(arith::AddIOp::create(b, loc, x, y));
+  return isFloat ? Value(arith::MaximumFOp::create(b, loc, x, y))
+                 : Value(arith::MaxSIOp::create(b, loc, x, y));
+}
+
+Value hector::gpu::identityOf(OpBuilder &b, Location loc, Reduction kind,
+                              Type type) {
+  if (kind == Reduction::Add)
+    return zeroOf(b, loc, type);
+  if (auto floatType = dyn_cast<FloatType>(type))
+    return arith::ConstantOp::create(
+        b, loc,
+        b.getFloatAttr(type, APFloat::getInf(floatType.getFloatSemantics(),
+                                             /*Negative=*/true)));
+  unsigned width = type.getIntOrFloatBitWidth();
+  return arith::ConstantOp::create(
+      b, loc, b.getIntegerAttr(type, APInt::getSignedMinValue(width)));
+}
+
+arith::AtomicRMWKind hector::gpu::atomicKind(Reduction kind, Type type) {
+  bool isFloat = isa<FloatType>(type);
+  if (kind == Reduction::Add)
+    return isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+  return isFloat ? arith::AtomicRMWKind::maximumf : arith::AtomicRMWKind::maxs;
+}
+
+void hector::gpu::emitWarpSync(OpBuilder &b, Location loc) {
+  NVVM::SyncWarpOp::create(b, loc, constI32(b, loc, -1));
+}
+
+namespace {
+/// The neutral element of a reduction matched by matchReduction.
+Value combinerIdentity(OpBuilder &b, Location loc, Operation *combiner) {
+  Type type = combiner->getResult(0).getType();
+  if (auto floatType = dyn_cast<FloatType>(type)) {
+    const llvm::fltSemantics &sem = floatType.getFloatSemantics();
+    APFloat value = APFloat::getZero(sem);
+    if (isa<arith::MulFOp>(combiner))
+      value = APFloat::getOne(sem);
+    else if (isa<arith::MaximumFOp, arith::MaxNumFOp>(combiner))
+      value = APFloat::getInf(sem, /*Negative=*/true);
+    else if (isa<arith::MinimumFOp, arith::MinNumFOp>(combiner))
+      value = APFloat::getInf(sem, /*Negative=*/false);
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+  }
+  unsigned width = type.getIntOrFloatBitWidth();
+  APInt value = APInt::getZero(width);
+  if (isa<arith::MulIOp>(combiner))
+    value = APInt(width, 1);
+  else if (isa<arith::MaxSIOp>(combiner))
+    value = APInt::getSignedMinValue(width);
+  else if (isa<arith::MinSIOp>(combiner))
+    value = APInt::getSignedMaxValue(width);
+  else if (isa<arith::MinUIOp, arith::AndIOp>(combiner))
+    value = APInt::getAllOnes(width);
+  return arith::ConstantOp::create(b, loc, b.getIntegerAttr(type, value));
+}
+
+/// A copy of the binary `combiner` (attributes such as fastmath included)
+/// applied to x and y.
+Value cloneCombiner(OpBuilder &b, Operation *combiner, Value x, Value y) {
+  IRMapping mapping;
+  mapping.map(combiner->getOperand(0), x);
+  mapping.map(combiner->getOperand(1), y);
+  return b.clone(*combiner, mapping)->getResult(0);
+}
+
+/// Butterfly all-reduction over the 32 lanes: every lane ends with the
+/// combination of all lanes' values.
+Value warpAllReduce(OpBuilder &b, Location loc, Value value,
+                    function_ref<Value(Value, Value)> combineFn) {
+  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
+    auto shuffle = mlir::gpu::ShuffleOp::create(
+        b, loc, value, offset, kWarpSize, mlir::gpu::ShuffleMode::XOR);
+    value = combineFn(value, shuffle.getShuffleResult());
+  }
+  return value;
+}
+
+/// Splits the iterations of `loop` over the lanes (lane l runs iterations
+/// l, l + 32, ...) and finishes its reductions across the warp.
+void distributeLoop(RewriterBase &rewriter, scf::ForOp loop, Value lane) {
+  Location loc = loop.getLoc();
+  rewriter.setInsertionPoint(loop);
+  Value step = loop.getStep();
+  Value lower = arith::AddIOp::create(
+      rewriter, loc, loop.getLowerBound(),
+      arith::MulIOp::create(rewriter, loc, lane, step));
+  Value stride = arith::MulIOp::create(rewriter, loc, step,
+                                       constIndex(rewriter, loc, kWarpSize));
+  SmallVector<Operation *> combiners;
+  SmallVector<Value> inits;
+  for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
+    combiners.push_back(matchReduction(loop, i));
+    inits.push_back(loop.getInitArgs()[i]);
+  }
+  rewriter.modifyOpInPlace(loop, [&]() {
+    loop.setLowerBound(lower);
+    loop.setStep(stride);
+    for (auto [i, combiner] : llvm::enumerate(combiners))
+      loop.getInitArgsMutable()[i].assign(
+          combinerIdentity(rewriter, loc, combiner));
+  });
+
+  // result = init combined with the all-reduced partials of the lanes; the
+  // users of the loop's result (recorded before the reduction adds its own)
+  // get the result.
+  rewriter.setInsertionPointAfter(loop);
+  for (unsigned i = 0; i < combiners.size(); ++i) {
+    Operation *combiner = combiners[i];
+    Value partial = loop.getResult(i);
+    SmallVector<OpOperand *> uses;
+    for (OpOperand &use : partial.getUses())
+      uses.push_back(&use);
+    Value reduced = warpAllReduce(rewriter, loc, partial, [&](Value x, Value y) {
+      return cloneCombiner(rewriter, combiner, x, y);
+    });
+    Value result = cloneCombiner(rewriter, combiner, inits[i], reduced);
+    for (OpOperand *use : uses)
+      rewriter.modifyOpInPlace(use->getOwner(), [&]() { use->set(result); });
+  }
+}
+
+/// Moves `op` into `scf.if lane0`.
+void onLane0(RewriterBase &rewriter, Operation *op, Value lane0) {
+  rewriter.setInsertionPoint(op);
+  auto ifOp = scf::IfOp::create(rewriter, op->getLoc(), lane0,
+                                /*withElseRegion=*/false);
+  rewriter.moveOpBefore(op, ifOp.thenBlock()->getTerminator());
+}
+
+/// The position of element `indices[1:]` in a row of `dest` (row-major).
+Value rowOffset(OpBuilder &b, Location loc, Value dest, ValueRange indices) {
+  auto type = cast<MemRefType>(dest.getType());
+  Value offset = constIndex(b, loc, 0);
+  for (int64_t d = 1; d < type.getRank(); ++d) {
+    offset = b.createOrFold<arith::MulIOp>(
+        loc, offset, constIndex(b, loc, type.getDimSize(d)));
+    offset = b.createOrFold<arith::AddIOp>(loc, offset, indices[d]);
+  }
+  return offset;
+}
+} // namespace
+
+void hector::gpu::rewriteWarpBody(RewriterBase &rewriter,
+                                  const TraversalPlan &plan,
+                                  ArrayRef<Operation *> ops,
+                                  const WarpContext &context) {
+  // Side effects first (they only look at their enclosing loops), then the
+  // loops themselves.
+  for (Operation *op : ops) {
+    bool lanesSplit = enclosingDistributed(op, plan) != nullptr;
+    if (auto acc = dyn_cast<AccumulateOp>(op)) {
+      Location loc = acc.getLoc();
+      rewriter.setInsertionPoint(acc);
+      if (!lanesSplit) {
+        auto ifOp = scf::IfOp::create(rewriter, loc, context.lane0,
+                                      /*withElseRegion=*/false);
+        rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      }
+      arith::AtomicRMWKind kind =
+          atomicKind(acc.getKind(), acc.getValue().getType());
+      auto buffer = context.buffers.find(acc.getDest());
+      if (buffer != context.buffers.end()) {
+        Value shared = buffer->second.first, base = buffer->second.second;
+        Value at = arith::AddIOp::create(
+            rewriter, loc, base,
+            rowOffset(rewriter, loc, acc.getDest(), acc.getIndices()));
+        memref::AtomicRMWOp::create(rewriter, loc, kind, acc.getValue(),
+                                    shared, at);
+      } else {
+        memref::AtomicRMWOp::create(rewriter, loc, kind, acc.getValue(),
+                                    acc.getDest(), acc.getIndices());
+      }
+      rewriter.eraseOp(acc);
+      continue;
+    }
+    if (isa<memref::StoreOp, memref::AtomicRMWOp>(op) && !lanesSplit)
+      onLane0(rewriter, op, context.lane0);
+  }
+  for (Operation *op : ops)
+    if (plan.distributed.contains(op))
+      distributeLoop(rewriter, cast<scf::ForOp>(op), context.lane);
+}
+
+void hector::gpu::lowerAccumulatesToAtomics(RewriterBase &rewriter,
+                                            ArrayRef<AccumulateOp> accs) {
+  for (AccumulateOp acc : accs) {
+    rewriter.setInsertionPoint(acc);
+    memref::AtomicRMWOp::create(
+        rewriter, acc.getLoc(),
+        atomicKind(acc.getKind(), acc.getValue().getType()), acc.getValue(),
+        acc.getDest(), acc.getIndices());
+    rewriter.eraseOp(acc);
+  }
+}
+
+void hector::gpu::emitSegmentedAccumulates(OpBuilder &b, Location loc,
+                                           Value lane, Value row,
+                                           ArrayRef<AccumulateOp> accumulates,
+                                           ValueRange values) {
+  using mlir::gpu::ShuffleMode;
+  using mlir::gpu::ShuffleOp;
+  Type i32 = b.getI32Type();
+  Value lane32 = arith::IndexCastOp::create(b, loc, i32, lane);
+  Value key = arith::IndexCastOp::create(b, loc, i32, row);
+  Value zero = constI32(b, loc, 0);
+  auto shuffle = [&](Value v, int32_t offset, ShuffleMode mode) {
+    return ShuffleOp::create(b, loc, v, offset, kWarpSize, mode)
+        .getShuffleResult();
+  };
+  auto cmp = [&](arith::CmpIPredicate pred, Value x, Value y) {
+    return arith::CmpIOp::create(b, loc, pred, x, y);
+  };
+
+  // Lanes with equal keys form runs (rows are sorted in COO and CSR order,
+  // and a run never spans two keys). start = first lane of my run.
+  Value head = arith::OrIOp::create(
+      b, loc, cmp(arith::CmpIPredicate::eq, lane32, zero),
+      cmp(arith::CmpIPredicate::ne, shuffle(key, 1, ShuffleMode::UP), key));
+  Value start = arith::SelectOp::create(b, loc, head, lane32, zero);
+  for (int32_t offset = 1; offset < kWarpSize; offset *= 2) {
+    Value has = cmp(arith::CmpIPredicate::sge, lane32, constI32(b, loc, offset));
+    Value other = shuffle(start, offset, ShuffleMode::UP);
+    start = arith::SelectOp::create(
+        b, loc, has, arith::MaxSIOp::create(b, loc, start, other), start);
+  }
+  // Inclusive segmented scan: after it, the last lane of a run holds the
+  // run's combination.
+  SmallVector<Value> sums(values.begin(), values.end());
+  for (int32_t offset = 1; offset < kWarpSize; offset *= 2) {
+    Value from = arith::SubIOp::create(b, loc, lane32, constI32(b, loc, offset));
+    Value take = arith::AndIOp::create(
+        b, loc, cmp(arith::CmpIPredicate::sge, from, zero),
+        cmp(arith::CmpIPredicate::sge, from, start));
+    for (size_t i = 0; i < sums.size(); ++i) {
+      Value other = shuffle(sums[i], offset, ShuffleMode::UP);
+      Reduction kind = AccumulateOp(accumulates[i]).getKind();
+      sums[i] = arith::SelectOp::create(
+          b, loc, take, combine(b, loc, kind, sums[i], other), sums[i]);
+    }
+  }
+  Value last = constI32(b, loc, kWarpSize - 1);
+  Value tail = arith::OrIOp::create(
+      b, loc, cmp(arith::CmpIPredicate::eq, lane32, last),
+      cmp(arith::CmpIPredicate::ne, shuffle(key, 1, ShuffleMode::DOWN), key));
+  Value issue = arith::AndIOp::create(
+      b, loc, tail, cmp(arith::CmpIPredicate::sge, key, zero));
+  auto ifOp = scf::IfOp::create(b, loc, issue, /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+  for (size_t i = 0; i < sums.size(); ++i) {
+    AccumulateOp acc = accumulates[i];
+    Value sum = sums[i];
+    SmallVector<Value> indices{row};
+    llvm::append_range(indices, acc.getIndices().drop_front());
+    memref::AtomicRMWOp::create(
+        b, loc, atomicKind(acc.getKind(), sum.getType()), sum, acc.getDest(),
+        indices);
+  }
+}

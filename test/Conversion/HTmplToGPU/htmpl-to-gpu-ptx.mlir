@@ -1,0 +1,125 @@
+// The kernels of htmpl-to-gpu go through the CUDA backend: kernel outlining,
+// gpu-lower-to-nvvm-pipeline (sm_90, +ptx80) to PTX, and ptxas (the
+// --emit=llvm stage embeds the assembled binary, so ptxas must accept every
+// kernel). hectorc takes the launches as an already lowered module.
+
+// RUN: hector-opt %s --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s
+// RUN: hector-opt %s --htmpl-to-gpu | hectorc - --target=cuda --emit=llvm | FileCheck %s --check-prefix=BIN
+
+// The three models, from hgraph to PTX and to an embedded binary.
+// RUN: hectorc %hector_src_root/examples/rgcn.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=RGCN
+// RUN: hectorc %hector_src_root/examples/rgat.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=RGAT
+// RUN: hectorc %hector_src_root/examples/hgt.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=llvm | FileCheck %s --check-prefix=BIN
+
+// CHECK: .target sm_90
+// Row-mode GEMM: staged tiles, block barriers.
+// CHECK-LABEL: .visible .entry gemm_kernel(
+// CHECK: .shared .align 4 .b8 __wg_gemm_kernel_0[2080];
+// CHECK: bar.sync 0
+// CHECK: fma.rn.f32
+// CHECK: st.global.b32
+// Weight gradient: a clearing kernel, then partial tiles added atomically.
+// CHECK-LABEL: // gpu.module @weight_gradient_kernel
+// CHECK: st.global.b32
+// CHECK-LABEL: // gpu.module @weight_gradient_kernel_0
+// CHECK: bar.sync 0
+// CHECK: atom.global.add.f32
+// Warp traversal: butterfly reduction, warp barriers around the
+// warp-private shared row, shared atomics in the body, global atomics on
+// flush.
+// CHECK-LABEL: .visible .entry attention_kernel(
+// CHECK-DAG: shfl.sync.bfly.b32
+// CHECK-DAG: bar.warp.sync
+// CHECK-DAG: atom.shared.add.f32
+// CHECK-DAG: atom.global.add.f32
+// Thread traversal: segmented scan over shuffles.
+// CHECK-LABEL: .visible .entry degrees_kernel(
+// CHECK-DAG: shfl.sync.up.b32
+// CHECK-DAG: shfl.sync.down.b32
+// CHECK-DAG: atom.global.add.u32
+// CSR traversal with a max accumulation.
+// CHECK-LABEL: .visible .entry csr_max_kernel(
+// CHECK: bar.warp.sync
+// CHECK: atom.{{.*}}shared.cas.b32
+// CHECK: atom.{{.*}}global.cas.b32
+
+// BIN: gpu.binary
+
+// RGCN-COUNT-5: .visible .entry
+// RGCN-NOT: .visible .entry
+// RGAT-COUNT-8: .visible .entry
+// RGAT-NOT: .visible .entry
+
+func.func @gemm(%lhs: memref<?x64xf32>, %rows: memref<?xi32>,
+                %rhs: memref<?x64x64xf32>, %out: memref<?x64xf32>,
+                %seg: memref<?xi32>) {
+  htmpl.gemm lhs(%lhs : memref<?x64xf32>[%rows : memref<?xi32>])
+             rhs(%rhs : memref<?x64x64xf32>) out(%out : memref<?x64xf32>)
+             segments(%seg : memref<?xi32>)
+  return
+}
+
+func.func @weight_gradient(%lhs: memref<?x64xf32>, %rhs: memref<?x32xf32>,
+                           %out: memref<?x2x32x16xf32>, %seg: memref<?xi32>,
+                           %s: memref<?x2xf32>) {
+  htmpl.gemm lhs(%lhs : memref<?x64xf32>) rhs(%rhs : memref<?x32xf32>)
+             out(%out : memref<?x2x32x16xf32>) segments(%seg : memref<?xi32>)
+             row_scale(%s : memref<?x2xf32>) {transpose_lhs}
+  return
+}
+
+func.func @attention(%src: memref<?xi32>, %dst: memref<?xi32>,
+                     %ety: memref<?xi32>, %z: memref<?x64xf32>,
+                     %a: memref<?x64xf32>, %out: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%z : memref<?x64xf32> as edge, %a : memref<?x64xf32> as etype)
+      outs(%out : memref<?x64xf32> as dst) {
+  ^bb0(%e: index, %rz: index, %ra: index, %ro: index):
+    %d = scf.for %f = %c0 to %c64 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %x = memref.load %z[%rz, %f] : memref<?x64xf32>
+      %y = memref.load %a[%ra, %f] : memref<?x64xf32>
+      %p = arith.mulf %x, %y : f32
+      %q = arith.addf %acc, %p : f32
+      scf.yield %q : f32
+    }
+    %w = math.exp %d : f32
+    scf.for %f = %c0 to %c64 step %c1 {
+      %x = memref.load %z[%rz, %f] : memref<?x64xf32>
+      %p = arith.mulf %w, %x : f32
+      htmpl.accumulate add %p, %out[%ro, %f] : f32, memref<?x64xf32>
+    }
+  }
+  return
+}
+
+func.func @degrees(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                   %deg: memref<?xi32>) {
+  %one = arith.constant 1 : i32
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      outs(%deg : memref<?xi32> as dst) {
+  ^bb0(%e: index, %rd: index):
+    htmpl.accumulate add %one, %deg[%rd] : i32, memref<?xi32>
+  }
+  return
+}
+
+func.func @csr_max(%rp: memref<?xi32>, %csrc: memref<?xi32>, %eid: memref<?xi32>,
+                   %cety: memref<?xi32>, %x: memref<?x33xf32>,
+                   %m: memref<?x33xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c33 = arith.constant 33 : index
+  htmpl.traversal edges csr(%rp, %csrc, %eid, %cety : memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%x : memref<?x33xf32> as src) outs(%m : memref<?x33xf32> as dst) {
+  ^bb0(%e: index, %rx: index, %rm: index):
+    scf.for %f = %c0 to %c33 step %c1 {
+      %v = memref.load %x[%rx, %f] : memref<?x33xf32>
+      htmpl.accumulate max %v, %m[%rm, %f] : f32, memref<?x33xf32>
+    }
+  }
+  return
+}
