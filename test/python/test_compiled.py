@@ -3,7 +3,8 @@ hgraph-to-htmpl + htmpl-to-loops produce) built with `hectorc --target=cpu`,
 loaded from their manifest, checked against numpy, and every argument check.
 
 hectorc is taken from $HECTOR_BUILD_DIR/bin or build/bin; it must have been
-built (CI builds it first).
+built (CI builds it first). The CUDA library test also needs the runtime and
+the CUDA toolkit (ptxas), and is skipped, saying so, without them.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import shutil
 import subprocess
 
 import numpy as np
 import pytest
 
 from hector import compiled
+from hectorc_support import REPO, build
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 F = 8  # feature width of the test model
 
 MODEL = r"""
@@ -112,28 +114,6 @@ func.func @softsign_tanh(%x: memref<?x?xf64>, %y: memref<?x?xf64>)
   return
 }
 """
-
-
-def hectorc() -> str:
-    candidates = []
-    if os.environ.get("HECTOR_BUILD_DIR"):
-        candidates.append(os.path.join(os.environ["HECTOR_BUILD_DIR"], "bin", "hectorc"))
-    candidates.append(os.path.join(REPO, "build", "bin", "hectorc"))
-    for path in candidates:
-        if os.access(path, os.X_OK):
-            return path
-    pytest.fail("hectorc not found (tried " + ", ".join(candidates) + "): build it first, "
-                "e.g. scripts/build.sh hectorc")
-
-
-def build(tmp_path, source: str, *options: str, name: str = "libmodel.so") -> str:
-    model = tmp_path / "model.mlir"
-    model.write_text(source)
-    out = str(tmp_path / name)
-    result = subprocess.run([hectorc(), str(model), "-o", out, *options],
-                            capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    return out
 
 
 @pytest.fixture(scope="module")
@@ -413,7 +393,22 @@ def has_cuda_driver() -> bool:
         return False
 
 
+def cuda_build_tools() -> str | None:
+    """Why a CUDA library cannot be built here, or None."""
+    build_dir = os.environ.get("HECTOR_BUILD_DIR") or os.path.join(REPO, "build")
+    runtime = os.path.join(build_dir, "runtime", "libhector_runtime.so")
+    if not os.path.exists(runtime):
+        return f"{runtime} not built (no CUDA toolkit headers?)"
+    cuda = os.environ.get("CUDA_ROOT") or "/usr/local/cuda"
+    if not (os.access(os.path.join(cuda, "bin", "ptxas"), os.X_OK) or shutil.which("ptxas")):
+        return "ptxas not found (no CUDA toolkit)"
+    return None
+
+
 def test_cuda_library_loads_and_reports_no_driver(tmp_path):
+    missing = cuda_build_tools()
+    if missing:
+        pytest.skip(missing)
     path = build(tmp_path, MODEL, "--target=cuda")
     assert os.path.exists(os.path.join(tmp_path, "libhector_runtime.so"))
     dynamic = subprocess.run(["readelf", "-d", path], capture_output=True, text=True,
