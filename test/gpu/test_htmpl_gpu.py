@@ -1,0 +1,729 @@
+"""GPU checks of the htmpl-to-gpu kernels (tiled GEMM, warp/thread traversals)
+against torch, on random data and edge cases: segments with zero rows, a hub
+destination with 100k in-edges, odd widths (16, 33) and heads.
+
+The GPU machines have no compiler, so the libraries are built here first:
+
+    python3 test/gpu/test_htmpl_gpu.py --build build-gpu/htmpl-gpu
+
+(hectorc and hector-opt from $HECTOR_BUILD_DIR/bin or build/bin; every
+function goes through `hectorc --target=cuda --gpu-templates`, or, with a
+hectorc without that flag, `hector-opt --htmpl-to-gpu | hectorc --target=cuda`),
+and the folder travels to the GPU machine, where
+
+    HECTOR_HTMPL_GPU_DIR=build-gpu/htmpl-gpu python3 -m pytest test/gpu/test_htmpl_gpu.py
+
+runs the checks. Not collected by CI (CI runs test/python only). The
+references are written from the op semantics (docs/dialects/HTmplDialect.md)
+in float64 torch.
+
+The references and the harness themselves can be checked without a GPU,
+against the CPU loop lowering (htmpl-to-loops) of the same functions:
+
+    python3 test/gpu/test_htmpl_gpu.py --build-cpu build-gpu/htmpl-cpu
+    HECTOR_HTMPL_GPU_DIR=build-gpu/htmpl-cpu HECTOR_HTMPL_GPU_DEVICE=cpu \
+        python3 -m pytest test/gpu/test_htmpl_gpu.py
+"""
+
+from __future__ import annotations
+
+import os
+import string
+import subprocess
+import sys
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(_REPO, "python"))
+
+# ---- the instances (MLIR templates; ${...} are filled per configuration) ----
+
+GEMM_TYPED = """
+func.func @gemm_typed_${K}_${N}(%lhs: memref<?x${K}xf32>, %rows: memref<?xi32>,
+    %rhs: memref<?x${K}x${N}xf32>, %out: memref<?x${N}xf32>, %seg: memref<?xi32>)
+    attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x${K}xf32>[%rows : memref<?xi32>])
+             rhs(%rhs : memref<?x${K}x${N}xf32>) out(%out : memref<?x${N}xf32>)
+             segments(%seg : memref<?xi32>)
+  return
+}
+"""
+
+GEMM_SCATTER = """
+func.func @gemm_scatter_${K}_${N}(%lhs: memref<?x${K}xf32>, %rhs: memref<${K}x${N}xf32>,
+    %out: memref<?x${N}xf32>, %orows: memref<?xi64>, %s: memref<?xf32>)
+    attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x${K}xf32>) rhs(%rhs : memref<${K}x${N}xf32>)
+             out(%out : memref<?x${N}xf32>[%orows : memref<?xi64>])
+             row_scale(%s : memref<?xf32>) {accumulate, atomic}
+  return
+}
+
+func.func @gemm_overwrite_${K}_${N}(%lhs: memref<?x${K}xf32>, %rhs: memref<?x${K}x${N}xf32>,
+    %out: memref<?x${N}xf32>, %orows: memref<?xi32>, %seg: memref<?xi32>)
+    attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x${K}xf32>) rhs(%rhs : memref<?x${K}x${N}xf32>)
+             out(%out : memref<?x${N}xf32>[%orows : memref<?xi32>])
+             segments(%seg : memref<?xi32>) {atomic}
+  return
+}
+
+func.func @gemm_transpose_${K}_${N}(%lhs: memref<?x${K}xf32>, %rhs: memref<?x${N}x${K}xf32>,
+    %out: memref<?x${N}xf32>, %seg: memref<?xi32>) attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x${K}xf32>) rhs(%rhs : memref<?x${N}x${K}xf32>)
+             out(%out : memref<?x${N}xf32>) segments(%seg : memref<?xi32>)
+             {accumulate, transpose_rhs}
+  return
+}
+
+func.func @wgrad_${K}_${N}(%lhs: memref<?x${K}xf32>, %lrows: memref<?xi32>,
+    %rhs: memref<?x${N}xf32>, %rrows: memref<?xi64>, %out: memref<?x${K}x${N}xf32>,
+    %seg: memref<?xi32>, %s: memref<?xf32>) attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x${K}xf32>[%lrows : memref<?xi32>])
+             rhs(%rhs : memref<?x${N}xf32>[%rrows : memref<?xi64>])
+             out(%out : memref<?x${K}x${N}xf32>) segments(%seg : memref<?xi32>)
+             row_scale(%s : memref<?xf32>) {transpose_lhs}
+  return
+}
+"""
+
+# Per-head block-diagonal weights [T, H, KH, NH]: lhs [M, H*KH], out [M, H*NH].
+GEMM_HEADS = """
+func.func @gemm_heads_${H}_${KH}_${NH}(%lhs: memref<?x${K}xf32>,
+    %rhs: memref<?x${H}x${KH}x${NH}xf32>, %out: memref<?x${N}xf32>, %seg: memref<?xi32>,
+    %s: memref<?x${H}xf32>) attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x${K}xf32>) rhs(%rhs : memref<?x${H}x${KH}x${NH}xf32>)
+             out(%out : memref<?x${N}xf32>) segments(%seg : memref<?xi32>)
+             row_scale(%s : memref<?x${H}xf32>)
+  return
+}
+
+func.func @wgrad_heads_${H}_${KH}_${NH}(%lhs: memref<?x${K}xf32>, %rhs: memref<?x${N}xf32>,
+    %out: memref<?x${H}x${KH}x${NH}xf32>, %seg: memref<?xi32>, %s: memref<?x${H}xf32>)
+    attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x${K}xf32>) rhs(%rhs : memref<?x${N}xf32>)
+             out(%out : memref<?x${H}x${KH}x${NH}xf32>) segments(%seg : memref<?xi32>)
+             row_scale(%s : memref<?x${H}xf32>) {accumulate, transpose_lhs}
+  return
+}
+"""
+
+GEMM_KNOBS = """
+func.func @gemm_knobs_a(%lhs: memref<?x64xf32>, %rhs: memref<64x128xf32>,
+    %out: memref<?x128xf32>) attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x64xf32>) rhs(%rhs : memref<64x128xf32>)
+             out(%out : memref<?x128xf32>)
+             {tile = array<i64: 32, 64, 16>, coarsen = 4, launch_bounds = 128}
+  return
+}
+
+func.func @gemm_knobs_b(%lhs: memref<?x33xf32>, %rhs: memref<33x33xf32>,
+    %out: memref<?x33xf32>) attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x33xf32>) rhs(%rhs : memref<33x33xf32>)
+             out(%out : memref<?x33xf32>)
+             {tile = array<i64: 16, 32, 4>, coarsen = 2, launch_bounds = 64}
+  return
+}
+"""
+
+TRAVERSALS = """
+// out[dst] += norm[e] * z[e]  (warp mapping, buffered destination rows)
+func.func @aggregate_${W}(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %norm: memref<?xf32>, %z: memref<?x${W}xf32>, %out: memref<?x${W}xf32>)
+    attributes {hector.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cw = arith.constant ${W} : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%norm : memref<?xf32> as edge, %z : memref<?x${W}xf32> as edge)
+      outs(%out : memref<?x${W}xf32> as dst) {
+  ^bb0(%e: index, %rn: index, %rz: index, %ro: index):
+    %n = memref.load %norm[%rn] : memref<?xf32>
+    scf.for %f = %c0 to %cw step %c1 {
+      %v = memref.load %z[%rz, %f] : memref<?x${W}xf32>
+      %p = arith.mulf %n, %v : f32
+      htmpl.accumulate add %p, %out[%ro, %f] : f32, memref<?x${W}xf32>
+    }
+  }
+  return
+}
+
+// score[e] = z[e] . a[etype]; smax[dst] = max(smax[dst], score[e])
+func.func @score_${W}(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %z: memref<?x${W}xf32>, %a: memref<?x${W}xf32>, %s: memref<?x1xf32>,
+    %m: memref<?x1xf32>) attributes {hector.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cw = arith.constant ${W} : index
+  %zero = arith.constant 0.0 : f32
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%z : memref<?x${W}xf32> as edge, %a : memref<?x${W}xf32> as etype)
+      outs(%s : memref<?x1xf32> as edge, %m : memref<?x1xf32> as dst) {
+  ^bb0(%e: index, %rz: index, %ra: index, %rs: index, %rm: index):
+    %d = scf.for %f = %c0 to %cw step %c1 iter_args(%acc = %zero) -> (f32) {
+      %x = memref.load %z[%rz, %f] : memref<?x${W}xf32>
+      %y = memref.load %a[%ra, %f] : memref<?x${W}xf32>
+      %p = arith.mulf %x, %y : f32
+      %q = arith.addf %acc, %p : f32
+      scf.yield %q : f32
+    }
+    memref.store %d, %s[%rs, %c0] : memref<?x1xf32>
+    htmpl.accumulate max %d, %m[%rm, %c0] : f32, memref<?x1xf32>
+  }
+  return
+}
+
+// CSR: sum[t] += z[compact(e)] * a[etype]; mx[t] = max(...); back[src] += ...
+func.func @csr_${W}(%rp: memref<?xi32>, %csrc: memref<?xi32>, %eid: memref<?xi32>,
+    %cety: memref<?xi32>, %map: memref<?xi32>, %z: memref<?x${W}xf32>,
+    %a: memref<?x${W}xf32>, %sum: memref<?x${W}xf32>, %mx: memref<?x${W}xf32>,
+    %back: memref<?x${W}xf32>) attributes {hector.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cw = arith.constant ${W} : index
+  htmpl.traversal edges csr(%rp, %csrc, %eid, %cety : memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      compact_map(%map : memref<?xi32>)
+      ins(%z : memref<?x${W}xf32> as compact, %a : memref<?x${W}xf32> as etype)
+      outs(%sum : memref<?x${W}xf32> as dst, %mx : memref<?x${W}xf32> as dst,
+           %back : memref<?x${W}xf32> as src) launch_bounds(128) {
+  ^bb0(%e: index, %rz: index, %ra: index, %rs: index, %rm: index, %rb: index):
+    scf.for %f = %c0 to %cw step %c1 {
+      %zv = memref.load %z[%rz, %f] : memref<?x${W}xf32>
+      %av = memref.load %a[%ra, %f] : memref<?x${W}xf32>
+      %p = arith.mulf %zv, %av : f32
+      htmpl.accumulate add %p, %sum[%rs, %f] : f32, memref<?x${W}xf32>
+      htmpl.accumulate max %p, %mx[%rm, %f] : f32, memref<?x${W}xf32>
+      htmpl.accumulate add %p, %back[%rb, %f] : f32, memref<?x${W}xf32>
+    }
+  }
+  return
+}
+
+// Every edge scheme: o[e] = z[compact(e)] * a[etype] + x[src] + b
+func.func @schemes_${W}(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %map: memref<?xi64>, %z: memref<?x${W}xf32>, %a: memref<?x${W}xf32>,
+    %x: memref<?x${W}xf32>, %b: memref<${W}xf32>, %o: memref<?x${W}xf32>)
+    attributes {hector.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cw = arith.constant ${W} : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      compact_map(%map : memref<?xi64>)
+      ins(%z : memref<?x${W}xf32> as compact, %a : memref<?x${W}xf32> as etype,
+          %x : memref<?x${W}xf32> as src, %b : memref<${W}xf32> as whole)
+      outs(%o : memref<?x${W}xf32> as edge) {
+  ^bb0(%e: index, %rz: index, %ra: index, %rx: index, %rb: index, %ro: index):
+    scf.for %f = %c0 to %cw step %c1 {
+      %zv = memref.load %z[%rz, %f] : memref<?x${W}xf32>
+      %av = memref.load %a[%ra, %f] : memref<?x${W}xf32>
+      %xv = memref.load %x[%rx, %f] : memref<?x${W}xf32>
+      %bv = memref.load %b[%f] : memref<${W}xf32>
+      %p = arith.mulf %zv, %av : f32
+      %q = arith.addf %p, %xv : f32
+      %r = arith.addf %q, %bv : f32
+      memref.store %r, %o[%ro, %f] : memref<?x${W}xf32>
+    }
+  }
+  return
+}
+
+// In place: m[n] = m[n] / max(row_ptr[n+1] - row_ptr[n], 1)  (warp per node)
+func.func @mean_${W}(%rp: memref<?xi32>, %m: memref<?x${W}xf32>) attributes {hector.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cw = arith.constant ${W} : index
+  %one = arith.constant 1 : i32
+  htmpl.traversal nodes ins(%rp : memref<?xi32> as whole, %m : memref<?x${W}xf32> as node)
+      outs(%m : memref<?x${W}xf32> as node) {
+  ^bb0(%n: index, %rw: index, %r1: index, %r2: index):
+    %n1 = arith.addi %n, %c1 : index
+    %lo = memref.load %rp[%n] : memref<?xi32>
+    %hi = memref.load %rp[%n1] : memref<?xi32>
+    %d = arith.subi %hi, %lo : i32
+    %d1 = arith.maxsi %d, %one : i32
+    %df = arith.sitofp %d1 : i32 to f32
+    scf.for %f = %c0 to %cw step %c1 {
+      %v = memref.load %m[%r1, %f] : memref<?x${W}xf32>
+      %q = arith.divf %v, %df : f32
+      memref.store %q, %m[%r2, %f] : memref<?x${W}xf32>
+    }
+  }
+  return
+}
+"""
+
+# Heads: per head h, w = exp(alpha[e, h]); out[dst, h*DH + f] += w * z[e, h*DH + f]
+TRAVERSAL_HEADS = """
+func.func @heads_${H}_${DH}(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %alpha: memref<?x${H}xf32>, %z: memref<?x${W}xf32>, %out: memref<?x${W}xf32>)
+    attributes {hector.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %ch = arith.constant ${H} : index
+  %cd = arith.constant ${DH} : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%alpha : memref<?x${H}xf32> as edge, %z : memref<?x${W}xf32> as edge)
+      outs(%out : memref<?x${W}xf32> as dst) {
+  ^bb0(%e: index, %ra: index, %rz: index, %ro: index):
+    scf.for %h = %c0 to %ch step %c1 {
+      %s = memref.load %alpha[%ra, %h] : memref<?x${H}xf32>
+      %w = math.exp %s : f32
+      %base = arith.muli %h, %cd : index
+      scf.for %f = %c0 to %cd step %c1 {
+        %col = arith.addi %base, %f : index
+        %v = memref.load %z[%rz, %col] : memref<?x${W}xf32>
+        %p = arith.mulf %w, %v : f32
+        htmpl.accumulate add %p, %out[%ro, %col] : f32, memref<?x${W}xf32>
+      }
+    }
+  }
+  return
+}
+"""
+
+SCALAR_TRAVERSALS = """
+// sum[dst] += exp(s[e] - m[dst])  (thread mapping, segmented warp reduction)
+func.func @expsum(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %s: memref<?x1xf32>, %m: memref<?x1xf32>, %sum: memref<?x1xf32>)
+    attributes {hector.entry} {
+  %c0 = arith.constant 0 : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%s : memref<?x1xf32> as edge, %m : memref<?x1xf32> as dst)
+      outs(%sum : memref<?x1xf32> as dst) {
+  ^bb0(%e: index, %rs: index, %rm: index, %ro: index):
+    %x = memref.load %s[%rs, %c0] : memref<?x1xf32>
+    %y = memref.load %m[%rm, %c0] : memref<?x1xf32>
+    %d = arith.subf %x, %y : f32
+    %v = math.exp %d : f32
+    htmpl.accumulate add %v, %sum[%ro, %c0] : f32, memref<?x1xf32>
+  }
+  return
+}
+
+// deg[dst] += 1 (integers), and the max source id per destination
+func.func @degrees(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %deg: memref<?xi32>, %top: memref<?xi32>) attributes {hector.entry} {
+  %one = arith.constant 1 : i32
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      outs(%deg : memref<?xi32> as dst, %top : memref<?xi32> as dst) launch_bounds(64) {
+  ^bb0(%e: index, %rd: index, %rt: index):
+    %ei = arith.index_cast %e : index to i32
+    htmpl.accumulate add %one, %deg[%rd] : i32, memref<?xi32>
+    htmpl.accumulate max %ei, %top[%rt] : i32, memref<?xi32>
+  }
+  return
+}
+
+// o[n] = w[ntype(n)]  (thread per node)
+func.func @ntype(%nt: memref<?xi32>, %w: memref<?xf32>, %o: memref<?xf32>)
+    attributes {hector.entry} {
+  htmpl.traversal nodes node_types(%nt : memref<?xi32>)
+      ins(%w : memref<?xf32> as ntype) outs(%o : memref<?xf32> as node) {
+  ^bb0(%n: index, %rw: index, %ro: index):
+    %v = memref.load %w[%rw] : memref<?xf32>
+    memref.store %v, %o[%ro] : memref<?xf32>
+  }
+  return
+}
+"""
+
+GEMM_SHAPES = ((16, 16), (33, 33), (64, 64), (64, 16), (16, 33))
+HEAD_SHAPES = ((4, 16, 8), (3, 11, 7), (2, 32, 32))
+WIDTHS = (1, 16, 33, 64, 128)
+TRAVERSAL_HEADS_SHAPES = ((4, 16), (3, 11), (1, 64))
+
+
+def module_source() -> str:
+    parts = []
+    for k, n in GEMM_SHAPES:
+        parts.append(string.Template(GEMM_TYPED).substitute(K=k, N=n))
+        parts.append(string.Template(GEMM_SCATTER).substitute(K=k, N=n))
+    for h, kh, nh in HEAD_SHAPES:
+        parts.append(string.Template(GEMM_HEADS).substitute(
+            H=h, KH=kh, NH=nh, K=h * kh, N=h * nh))
+    parts.append(GEMM_KNOBS)
+    for w in WIDTHS:
+        parts.append(string.Template(TRAVERSALS).substitute(W=w))
+    for h, dh in TRAVERSAL_HEADS_SHAPES:
+        parts.append(string.Template(TRAVERSAL_HEADS).substitute(H=h, DH=dh, W=h * dh))
+    parts.append(SCALAR_TRAVERSALS)
+    return "\n".join(parts)
+
+
+def _tool(name: str) -> str:
+    candidates = []
+    if os.environ.get("HECTOR_BUILD_DIR"):
+        candidates.append(os.path.join(os.environ["HECTOR_BUILD_DIR"], "bin", name))
+    candidates.append(os.path.join(_REPO, "build", "bin", name))
+    for path in candidates:
+        if os.access(path, os.X_OK):
+            return path
+    raise SystemExit(f"{name} not found in " + ", ".join(candidates))
+
+
+def build(directory: str, target: str = "cuda") -> None:
+    """Compiles every instance into `directory`/libhtmpl_gpu.so."""
+    os.makedirs(directory, exist_ok=True)
+    model = os.path.join(directory, "htmpl_gpu.mlir")
+    with open(model, "w") as f:
+        f.write(module_source())
+    out = os.path.join(directory, "libhtmpl_gpu.so")
+    hectorc = _tool("hectorc")
+    if target == "cpu":
+        subprocess.run([hectorc, model, "--target=cpu", "-o", out], check=True)
+        print("built", out)
+        return
+    help_text = subprocess.run([hectorc, "--help"], capture_output=True, text=True).stdout
+    if "--gpu-templates" in help_text:
+        subprocess.run([hectorc, model, "--target=cuda", "--gpu-templates", "-o", out],
+                       check=True)
+    else:
+        lowered = subprocess.run([_tool("hector-opt"), model, "--htmpl-to-gpu"],
+                                 check=True, capture_output=True, text=True).stdout
+        subprocess.run([hectorc, "-", "--target=cuda", "-o", out], input=lowered,
+                       check=True, text=True)
+    print("built", out)
+
+
+# ---- the tests (GPU machine) ------------------------------------------------
+
+if __name__ != "__main__":
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    DEVICE = os.environ.get("HECTOR_HTMPL_GPU_DEVICE", "cuda")
+    if DEVICE == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs a CUDA GPU", allow_module_level=True)
+
+    from hector import compiled
+
+    DIR = os.environ.get("HECTOR_HTMPL_GPU_DIR",
+                         os.path.join(_REPO, "build-gpu", "htmpl-gpu"))
+    DEV = torch.device("cuda", 0) if DEVICE == "cuda" else torch.device("cpu")
+    F64 = torch.float64
+
+    @pytest.fixture(scope="module")
+    def lib():
+        path = os.path.join(DIR, "libhtmpl_gpu.so")
+        if not os.path.exists(path):
+            pytest.fail(f"{path} missing: build it with "
+                        f"`python3 test/gpu/test_htmpl_gpu.py --build {DIR}`")
+        return compiled.load(path)
+
+    def rand(*shape, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        return torch.randn(*shape, generator=g).to(DEV)
+
+    def ints(high, size, seed=0, dtype=torch.int32):
+        g = torch.Generator().manual_seed(seed)
+        return torch.randint(0, max(high, 1), (size,), generator=g).to(dtype).to(DEV)
+
+    def segments(counts):
+        """[T+1] offsets of segments with the given row counts, and the
+        type of each row."""
+        counts = torch.tensor(counts, dtype=torch.long)
+        offsets = torch.cat([torch.zeros(1, dtype=torch.long), counts.cumsum(0)])
+        types = torch.repeat_interleave(torch.arange(len(counts)), counts)
+        return offsets.int().to(DEV), types.to(DEV)
+
+    def close(actual, expected, rtol=1e-4, atol=1e-4):
+        torch.testing.assert_close(actual.to(F64), expected.to(F64), rtol=rtol, atol=atol)
+
+    # fp32 sums in any order: a hub row adds 100k terms of size ~1 (sums of
+    # size ~300), so its rounding error is far above a plain row's.
+    HUB_TOL = {"rtol": 1e-3, "atol": 2e-2}
+
+    # Segment layouts: empty segments first, in the middle and last; one
+    # segment; segments that straddle and fill row tiles.
+    SEGMENT_COUNTS = [
+        [0, 5, 0, 70, 0],
+        [1],
+        [64, 64, 0, 1, 127],
+        [300, 0, 0, 2000, 17, 0],
+        [0, 0],
+    ]
+
+    # ---- GEMM, row mode --------------------------------------------------
+
+    @pytest.mark.parametrize("k,n", GEMM_SHAPES)
+    @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
+    def test_gemm_typed_gather(lib, k, n, counts):
+        seg, types = segments(counts)
+        m, t, n_lhs = len(types), len(counts), 257
+        lhs = rand(n_lhs, k, seed=1)
+        rhs = rand(t, k, n, seed=2)
+        rows = ints(n_lhs, m, seed=3)
+        out = torch.full((m, n), float("nan"), device=DEV)
+        lib[f"gemm_typed_{k}_{n}"](lhs, rows, rhs, out, seg)
+        ref = torch.einsum("mk,mkn->mn", lhs[rows.long()].to(F64), rhs[types].to(F64))
+        close(out, ref)
+
+    @pytest.mark.parametrize("k,n", GEMM_SHAPES)
+    @pytest.mark.parametrize("m,n_out", [(0, 3), (1, 1), (130, 40), (5000, 7)])
+    def test_gemm_scatter_atomic_accumulate(lib, k, n, m, n_out):
+        lhs, rhs = rand(m, k, seed=4), rand(k, n, seed=5)
+        orows = ints(n_out, m, seed=6, dtype=torch.int64)
+        scale = rand(m, seed=7)
+        base = rand(n_out, n, seed=8)
+        out = base.clone()
+        lib[f"gemm_scatter_{k}_{n}"](lhs, rhs, out, orows, scale)
+        ref = base.to(F64).index_add(
+            0, orows, scale.to(F64)[:, None] * (lhs.to(F64) @ rhs.to(F64)))
+        close(out, ref, rtol=1e-4, atol=1e-3)
+
+    @pytest.mark.parametrize("k,n", GEMM_SHAPES)
+    @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
+    def test_gemm_scatter_atomic_overwrite(lib, k, n, counts):
+        # Rows of segments are cleared, then every producer adds; rows no
+        # instance row scatters to keep their value.
+        seg, types = segments(counts)
+        m, t, n_out = len(types), len(counts), 97
+        lhs, rhs = rand(m, k, seed=9), rand(t, k, n, seed=10)
+        orows = ints(n_out, m, seed=11)
+        base = rand(n_out, n, seed=12)
+        out = base.clone()
+        lib[f"gemm_overwrite_{k}_{n}"](lhs, rhs, out, orows, seg)
+        ref = base.to(F64).clone()
+        ref[orows.long()] = 0
+        ref.index_add_(0, orows.long(),
+                       torch.einsum("mk,mkn->mn", lhs.to(F64), rhs[types].to(F64)))
+        close(out, ref, rtol=1e-4, atol=1e-3)
+
+    @pytest.mark.parametrize("k,n", GEMM_SHAPES)
+    @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
+    def test_gemm_transpose_rhs_accumulate(lib, k, n, counts):
+        seg, types = segments(counts)
+        m, t = len(types), len(counts)
+        lhs, rhs = rand(m, k, seed=13), rand(t, n, k, seed=14)
+        base = rand(m, n, seed=15)
+        out = base.clone()
+        lib[f"gemm_transpose_{k}_{n}"](lhs, rhs, out, seg)
+        ref = base.to(F64) + torch.einsum("mk,mnk->mn", lhs.to(F64), rhs[types].to(F64))
+        close(out, ref)
+
+    @pytest.mark.parametrize("h,kh,nh", HEAD_SHAPES)
+    @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
+    def test_gemm_per_head(lib, h, kh, nh, counts):
+        seg, types = segments(counts)
+        m, t = len(types), len(counts)
+        lhs, rhs = rand(m, h * kh, seed=16), rand(t, h, kh, nh, seed=17)
+        scale = rand(m, h, seed=18)
+        out = torch.full((m, h * nh), float("nan"), device=DEV)
+        lib[f"gemm_heads_{h}_{kh}_{nh}"](lhs, rhs, out, seg, scale)
+        blocks = torch.einsum("mhk,mhkn->mhn", lhs.to(F64).reshape(m, h, kh),
+                              rhs[types].to(F64))
+        ref = (blocks * scale.to(F64)[:, :, None]).reshape(m, h * nh)
+        close(out, ref)
+
+    @pytest.mark.parametrize("name,k,n", [("gemm_knobs_a", 64, 128), ("gemm_knobs_b", 33, 33)])
+    @pytest.mark.parametrize("m", [0, 1, 31, 1000])
+    def test_gemm_schedule_knobs(lib, name, k, n, m):
+        lhs, rhs = rand(m, k, seed=19), rand(k, n, seed=20)
+        out = torch.full((m, n), float("nan"), device=DEV)
+        lib[name](lhs, rhs, out)
+        close(out, lhs.to(F64) @ rhs.to(F64))
+
+    # ---- GEMM, outer-product mode (weight gradients) ----------------------
+
+    @pytest.mark.parametrize("k,n", GEMM_SHAPES)
+    @pytest.mark.parametrize("counts", SEGMENT_COUNTS + [[150_000, 0, 60_000]])
+    def test_weight_gradient(lib, k, n, counts):
+        seg, types = segments(counts)
+        m, t, n_l, n_r = len(types), len(counts), 301, 203
+        lhs, rhs = rand(n_l, k, seed=21), rand(n_r, n, seed=22)
+        lrows = ints(n_l, m, seed=23)
+        rrows = ints(n_r, m, seed=24, dtype=torch.int64)
+        scale = rand(m, seed=25)
+        out = torch.full((t, k, n), float("nan"), device=DEV)
+        lib[f"wgrad_{k}_{n}"](lhs, lrows, rhs, rrows, out, seg, scale)
+        x = lhs[lrows.long()].to(F64)
+        y = rhs[rrows].to(F64) * scale.to(F64)[:, None]
+        ref = torch.stack([x[types == i].T @ y[types == i] for i in range(t)])
+        close(out, ref, rtol=1e-4, atol=1e-3 * max(1.0, (m / 1000) ** 0.5))
+
+    @pytest.mark.parametrize("h,kh,nh", HEAD_SHAPES)
+    @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
+    def test_weight_gradient_per_head_accumulate(lib, h, kh, nh, counts):
+        seg, types = segments(counts)
+        m, t = len(types), len(counts)
+        lhs, rhs = rand(m, h * kh, seed=26), rand(m, h * nh, seed=27)
+        scale = rand(m, h, seed=28)
+        base = rand(t, h, kh, nh, seed=29)
+        out = base.clone()
+        lib[f"wgrad_heads_{h}_{kh}_{nh}"](lhs, rhs, out, seg, scale)
+        x = lhs.to(F64).reshape(m, h, kh)
+        y = rhs.to(F64).reshape(m, h, nh) * scale.to(F64)[:, :, None]
+        ref = base.to(F64).clone()
+        ref.index_add_(0, types, torch.einsum("mhk,mhn->mhkn", x, y))
+        close(out, ref, rtol=1e-4, atol=1e-3)
+
+    # ---- traversals -------------------------------------------------------
+
+    def coo_graph(n, e, r, seed, hub=None, hub_edges=0, order="canonical"):
+        """src, dst, etype (int32, on the device) of a random graph; with
+        `hub`, `hub_edges` extra edges all go to node `hub`. Canonical order
+        is by (etype, dst, src), as the runtime's preprocessing sorts."""
+        g = torch.Generator().manual_seed(seed)
+        src = torch.randint(0, max(n, 1), (e + hub_edges,), generator=g)
+        dst = torch.randint(0, max(n, 1), (e + hub_edges,), generator=g)
+        ety = torch.randint(0, max(r, 1), (e + hub_edges,), generator=g)
+        if hub is not None:
+            dst[e:] = hub
+        if order == "canonical":
+            key = (ety * max(n, 1) + dst) * max(n, 1) + src
+            perm = torch.argsort(key)
+            src, dst, ety = src[perm], dst[perm], ety[perm]
+        return [t.int().to(DEV) for t in (src, dst, ety)]
+
+    GRAPHS = [
+        # (n, e, r, hub, hub_edges, order)
+        (1, 0, 1, None, 0, "canonical"),
+        (1, 1, 1, None, 0, "canonical"),
+        (50, 333, 4, None, 0, "canonical"),
+        (50, 333, 4, None, 0, "random"),
+        (2000, 30_000, 7, 5, 100_000, "canonical"),
+        (2000, 30_000, 7, 5, 100_000, "random"),
+    ]
+
+    @pytest.mark.parametrize("w", WIDTHS)
+    @pytest.mark.parametrize("n,e,r,hub,hub_edges,order", GRAPHS)
+    def test_aggregate(lib, w, n, e, r, hub, hub_edges, order):
+        src, dst, ety = coo_graph(n, e, r, seed=w, hub=hub, hub_edges=hub_edges, order=order)
+        edges = len(src)
+        norm, z = rand(edges, seed=30), rand(edges, w, seed=31)
+        base = rand(n, w, seed=32)
+        out = base.clone()
+        lib[f"aggregate_{w}"](src, dst, ety, norm, z, out)
+        ref = base.to(F64).index_add(0, dst.long(), norm.to(F64)[:, None] * z.to(F64))
+        close(out, ref, **(HUB_TOL if hub_edges else {}))
+
+    @pytest.mark.parametrize("w", WIDTHS)
+    @pytest.mark.parametrize("n,e,r,hub,hub_edges,order", GRAPHS)
+    def test_score_dot_store_max(lib, w, n, e, r, hub, hub_edges, order):
+        src, dst, ety = coo_graph(n, e, r, seed=w + 1, hub=hub, hub_edges=hub_edges,
+                                  order=order)
+        edges = len(src)
+        z, a = rand(edges, w, seed=33), rand(r, w, seed=34)
+        s = torch.full((edges, 1), float("nan"), device=DEV)
+        m = torch.full((n, 1), float("-inf"), device=DEV)
+        lib[f"score_{w}"](src, dst, ety, z, a, s, m)
+        ref_s = (z.to(F64) * a[ety.long()].to(F64)).sum(1, keepdim=True)
+        close(s, ref_s)
+        ref_m = torch.full((n, 1), float("-inf"), dtype=F64, device=DEV)
+        ref_m = ref_m.scatter_reduce(0, dst.long()[:, None], ref_s, "amax")
+        close(m, ref_m)
+
+    def csr_graph(n, e, r, seed, hub=None, hub_edges=0):
+        """CSR of a random graph grouped by destination: row_ptr [N+1], per
+        slot src, canonical edge id, etype; and a compact map with its pair
+        count."""
+        src, dst, ety = coo_graph(n, e, r, seed, hub=hub, hub_edges=hub_edges)
+        edges = len(src)
+        slot_order = torch.argsort(dst.long() * max(edges, 1)
+                                   + torch.arange(edges, device=DEV), stable=True)
+        counts = torch.bincount(dst.long(), minlength=n)
+        row_ptr = torch.cat([torch.zeros(1, dtype=torch.long, device=DEV), counts.cumsum(0)])
+        pair = ety.long() * max(n, 1) + src.long()
+        _, compact = torch.unique(pair, return_inverse=True)
+        return (row_ptr.int(), src[slot_order], slot_order.int(), ety[slot_order],
+                compact.int(), int(compact.max()) + 1 if edges else 0, src, dst, ety)
+
+    @pytest.mark.parametrize("w", WIDTHS)
+    @pytest.mark.parametrize("n,e,r,hub,hub_edges", [
+        (1, 0, 1, None, 0), (7, 3, 2, None, 0), (300, 4000, 5, None, 0),
+        (2000, 30_000, 7, 1999, 100_000)])
+    def test_csr_sum_max_and_src_atomics(lib, w, n, e, r, hub, hub_edges):
+        (row_ptr, csrc, eid, cety, cmap, pairs,
+         src, dst, ety) = csr_graph(n, e, r, seed=w + 2, hub=hub, hub_edges=hub_edges)
+        z, a = rand(max(pairs, 1), w, seed=35), rand(r, w, seed=36)
+        total = torch.zeros(n, w, device=DEV)
+        mx = torch.full((n, w), float("-inf"), device=DEV)
+        back = torch.zeros(n, w, device=DEV)
+        lib[f"csr_{w}"](row_ptr, csrc, eid, cety, cmap, z, a, total, mx, back)
+        p = z[cmap.long()].to(F64) * a[ety.long()].to(F64)
+        close(total, torch.zeros(n, w, dtype=F64, device=DEV).index_add(0, dst.long(), p),
+              **(HUB_TOL if hub_edges else {}))
+        ref_mx = torch.full((n, w), float("-inf"), dtype=F64, device=DEV)
+        ref_mx = ref_mx.scatter_reduce(0, dst.long()[:, None].expand(-1, w), p, "amax")
+        close(mx, ref_mx)
+        close(back, torch.zeros(n, w, dtype=F64, device=DEV).index_add(0, src.long(), p),
+              **(HUB_TOL if hub_edges else {}))
+
+    @pytest.mark.parametrize("w", WIDTHS)
+    @pytest.mark.parametrize("n,e,r", [(1, 0, 1), (40, 500, 3), (3000, 50_000, 9)])
+    def test_every_edge_scheme(lib, w, n, e, r):
+        src, dst, ety = coo_graph(n, e, r, seed=w + 3)
+        pair = ety.long() * max(n, 1) + src.long()
+        _, cmap = torch.unique(pair, return_inverse=True)
+        pairs = int(cmap.max()) + 1 if e else 1
+        z, a = rand(pairs, w, seed=37), rand(r, w, seed=38)
+        x, b = rand(n, w, seed=39), rand(w, seed=40)
+        o = torch.full((e, w), float("nan"), device=DEV)
+        lib[f"schemes_{w}"](src, dst, ety, cmap, z, a, x, b, o)
+        ref = (z[cmap].to(F64) * a[ety.long()].to(F64) + x[src.long()].to(F64)
+               + b.to(F64))
+        close(o, ref)
+
+    @pytest.mark.parametrize("w", WIDTHS)
+    @pytest.mark.parametrize("n", [0, 1, 37, 20_000])
+    def test_mean_in_place(lib, w, n):
+        g = torch.Generator().manual_seed(n + w)
+        degree = torch.randint(0, 5, (n,), generator=g)
+        row_ptr = torch.cat([torch.zeros(1, dtype=torch.long), degree.cumsum(0)]).int().to(DEV)
+        m = rand(n, w, seed=41)
+        ref = m.to(F64) / degree.clamp(min=1).to(F64).to(DEV)[:, None]
+        lib[f"mean_{w}"](row_ptr, m)
+        close(m, ref)
+
+    @pytest.mark.parametrize("h,dh", TRAVERSAL_HEADS_SHAPES)
+    @pytest.mark.parametrize("n,e,r,hub,hub_edges,order", GRAPHS)
+    def test_heads(lib, h, dh, n, e, r, hub, hub_edges, order):
+        src, dst, ety = coo_graph(n, e, r, seed=h, hub=hub, hub_edges=hub_edges, order=order)
+        edges = len(src)
+        alpha = rand(edges, h, seed=42) * 0.1
+        z = rand(edges, h * dh, seed=43)
+        out = torch.zeros(n, h * dh, device=DEV)
+        lib[f"heads_{h}_{dh}"](src, dst, ety, alpha, z, out)
+        msg = (torch.exp(alpha.to(F64))[:, :, None] * z.to(F64).reshape(edges, h, dh))
+        ref = torch.zeros(n, h * dh, dtype=F64, device=DEV).index_add(
+            0, dst.long(), msg.reshape(edges, h * dh))
+        close(out, ref, **(HUB_TOL if hub_edges else {}))
+
+    @pytest.mark.parametrize("n,e,r,hub,hub_edges,order", GRAPHS)
+    def test_scalar_body_segmented_reduction(lib, n, e, r, hub, hub_edges, order):
+        src, dst, ety = coo_graph(n, e, r, seed=44, hub=hub, hub_edges=hub_edges, order=order)
+        edges = len(src)
+        s, m = rand(edges, 1, seed=45), rand(n, 1, seed=46)
+        total = torch.zeros(n, 1, device=DEV)
+        lib["expsum"](src, dst, ety, s, m, total)
+        v = torch.exp(s.to(F64) - m.to(F64)[dst.long()])
+        ref = torch.zeros(n, 1, dtype=F64, device=DEV).index_add(0, dst.long(), v)
+        close(total, ref, **(HUB_TOL if hub_edges else {}))
+
+    @pytest.mark.parametrize("n,e,r,hub,hub_edges,order", GRAPHS)
+    def test_integer_accumulations(lib, n, e, r, hub, hub_edges, order):
+        src, dst, ety = coo_graph(n, e, r, seed=47, hub=hub, hub_edges=hub_edges, order=order)
+        edges = len(src)
+        deg = torch.zeros(n, dtype=torch.int32, device=DEV)
+        top = torch.full((n,), -1, dtype=torch.int32, device=DEV)
+        lib["degrees"](src, dst, ety, deg, top)
+        assert torch.equal(deg, torch.bincount(dst.long(), minlength=n).int())
+        ref_top = torch.full((n,), -1, dtype=torch.long, device=DEV).scatter_reduce(
+            0, dst.long(), torch.arange(edges, device=DEV), "amax")
+        assert torch.equal(top.long(), ref_top)
+
+    @pytest.mark.parametrize("n", [0, 1, 1000])
+    def test_node_types(lib, n):
+        nt = ints(5, n, seed=48)
+        w = rand(5, seed=49)
+        o = torch.full((n,), float("nan"), device=DEV)
+        lib["ntype"](nt, w, o)
+        close(o, w[nt.long()])
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--build":
+        build(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "--build-cpu":
+        build(sys.argv[2], target="cpu")
+    else:
+        raise SystemExit(__doc__)
