@@ -19,66 +19,11 @@ import pytest
 
 from hector import compiled, graph as hgraph
 from hectorc_support import REPO, build
-from reference import models_numpy, params
+from model_cases import (CONFIGS, GRAPHS, isolated_nodes, library_name, random_graph,
+                         reference, relative_error)
+from reference import params
 
-WIDTHS = (16, 32, 64, 128)
-CONFIGS = ([("rgcn", w, 1) for w in WIDTHS]
-           + [("rgat", w, h) for w in WIDTHS for h in (1, 4)]
-           + [("hgt", w, h) for w in WIDTHS for h in (1, 4)])
 TOLERANCE = 1e-5
-
-
-# ---- graphs ----------------------------------------------------------------
-
-def _graph(node_type, src, dst, etype, t, r):
-    return {"node_type": np.asarray(node_type), "src": np.asarray(src),
-            "dst": np.asarray(dst), "etype": np.asarray(etype),
-            "num_node_types": t, "num_edge_types": r}
-
-
-def random_graph(rng):
-    n, e, t, r = 60, 500, 3, 6
-    return _graph(rng.integers(0, t, n), rng.integers(0, n, e), rng.integers(0, n, e),
-                  rng.integers(0, r, e), t, r)
-
-
-def isolated_nodes(rng):
-    # Nodes 30..59 have no edges at all; 20..29 only send.
-    n, e, t, r = 60, 300, 2, 4
-    return _graph(rng.integers(0, t, n), rng.integers(0, 30, e), rng.integers(0, 20, e),
-                  rng.integers(0, r, e), t, r)
-
-
-def empty_edge_types(rng):
-    # 8 edge types and 4 node types declared; only edge types 0, 3, 5 and
-    # node types 0, 2 occur.
-    n, e = 40, 300
-    return _graph(rng.choice([0, 2], n), rng.integers(0, n, e), rng.integers(0, n, e),
-                  rng.choice([0, 3, 5], e), 4, 8)
-
-
-def self_loops_and_duplicates(rng):
-    n, t, r = 30, 2, 3
-    src = rng.integers(0, n, 100)
-    dst = rng.integers(0, n, 100)
-    etype = rng.integers(0, r, 100)
-    loops = np.arange(n)
-    src = np.concatenate([src, src[:50], loops])      # 50 duplicated edges
-    dst = np.concatenate([dst, dst[:50], loops])      # and a self-loop per node
-    etype = np.concatenate([etype, etype[:50], rng.integers(0, r, n)])
-    return _graph(rng.integers(0, t, n), src, dst, etype, t, r)
-
-
-def giant_hub(rng):
-    # Node 0 receives 4000 of the 4300 edges.
-    n, t, r = 50, 3, 4
-    src = rng.integers(0, n, 4300)
-    dst = np.concatenate([np.zeros(4000, np.int64), rng.integers(1, n, 300)])
-    return _graph(rng.integers(0, t, n), src, dst, rng.integers(0, r, 4300), t, r)
-
-
-GRAPHS = {f.__name__: f for f in (random_graph, isolated_nodes, empty_edge_types,
-                                   self_loops_and_duplicates, giant_hub)}
 
 
 # ---- compiled models -------------------------------------------------------
@@ -97,7 +42,7 @@ def libraries(tmp_path_factory):
                  "--width", str(width), "--heads", str(heads)],
                 capture_output=True, text=True, check=True).stdout
             path = build(directory, source, "--target=cpu",
-                         name=f"lib{model}_{width}_{heads}.so")
+                         name=library_name(model, width, heads))
             cache[key] = compiled.load(path)
         return cache[key]
 
@@ -112,21 +57,6 @@ def run_compiled(lib, model, graph, h, weights):
     values = dict(pre.arrays(), h=h, result0=out, **weights)
     entry(**{a.name: values[a.name] for a in entry.arguments})
     return out
-
-
-def reference(model, graph, h, weights, heads):
-    g = {k: graph[k] for k in ("node_type", "src", "dst", "etype")}
-    w = {k: v.astype(np.float64) for k, v in weights.items()}
-    if model == "rgcn":
-        return models_numpy.rgcn(g, h, w["W"], w["W0"])
-    if model == "rgat":
-        return models_numpy.rgat(g, h, w["W"], w["a"], w["b"], heads)
-    return models_numpy.hgt(g, h, *(w[k] for k in params.PARAM_NAMES["hgt"]))
-
-
-def relative_error(actual, expected):
-    scale = max(np.abs(expected).max(), 1e-30)
-    return float(np.abs(actual.astype(np.float64) - expected).max() / scale)
 
 
 @pytest.mark.parametrize("graph_kind", sorted(GRAPHS))
