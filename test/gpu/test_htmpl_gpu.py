@@ -226,6 +226,31 @@ func.func @schemes_${W}(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?
   return
 }
 
+// Lanes share the destination element: out[dst, 1] += sum_f z[e, f]
+// (shared-memory atomics); and mixed sites: lane 0 adds norm[e] to
+// out2[dst, 0] and the lanes add z[e, f] to out2[dst, f] (plain updates
+// separated by warp barriers).
+func.func @shared_sites_${W}(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %norm: memref<?xf32>, %z: memref<?x${W}xf32>, %out: memref<?x2xf32>,
+    %out2: memref<?x${W}xf32>) attributes {hector.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cw = arith.constant ${W} : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%norm : memref<?xf32> as edge, %z : memref<?x${W}xf32> as edge)
+      outs(%out : memref<?x2xf32> as dst, %out2 : memref<?x${W}xf32> as dst) {
+  ^bb0(%e: index, %rn: index, %rz: index, %ro: index, %ro2: index):
+    %n = memref.load %norm[%rn] : memref<?xf32>
+    htmpl.accumulate add %n, %out2[%ro2, %c0] : f32, memref<?x${W}xf32>
+    scf.for %f = %c0 to %cw step %c1 {
+      %v = memref.load %z[%rz, %f] : memref<?x${W}xf32>
+      htmpl.accumulate add %v, %out[%ro, %c1] : f32, memref<?x2xf32>
+      htmpl.accumulate add %v, %out2[%ro2, %f] : f32, memref<?x${W}xf32>
+    }
+  }
+  return
+}
+
 // In place: m[n] = m[n] / max(row_ptr[n+1] - row_ptr[n], 1)  (warp per node)
 func.func @mean_${W}(%rp: memref<?xi32>, %m: memref<?x${W}xf32>) attributes {hector.entry} {
   %c0 = arith.constant 0 : index
@@ -595,6 +620,24 @@ if __name__ != "__main__":
         lib[f"aggregate_{w}"](src, dst, ety, norm, z, out)
         ref = base.to(F64).index_add(0, dst.long(), norm.to(F64)[:, None] * z.to(F64))
         close(out, ref, **(HUB_TOL if hub_edges else {}))
+
+    @pytest.mark.parametrize("w", WIDTHS)
+    @pytest.mark.parametrize("n,e,r,hub,hub_edges,order", GRAPHS)
+    def test_shared_row_sites(lib, w, n, e, r, hub, hub_edges, order):
+        src, dst, ety = coo_graph(n, e, r, seed=w + 4, hub=hub, hub_edges=hub_edges,
+                                  order=order)
+        edges = len(src)
+        norm, z = rand(edges, seed=50), rand(edges, w, seed=51)
+        out = torch.zeros(n, 2, device=DEV)
+        out2 = torch.zeros(n, w, device=DEV)
+        lib[f"shared_sites_{w}"](src, dst, ety, norm, z, out, out2)
+        ref = torch.zeros(n, 2, dtype=F64, device=DEV)
+        ref[:, 1].index_add_(0, dst.long(), z.to(F64).sum(1))
+        ref2 = torch.zeros(n, w, dtype=F64, device=DEV).index_add(0, dst.long(), z.to(F64))
+        ref2[:, 0].index_add_(0, dst.long(), norm.to(F64))
+        tol = {"rtol": 1e-3, "atol": 1e-1} if hub_edges else {"rtol": 1e-4, "atol": 1e-3}
+        close(out, ref, **tol)
+        close(out2, ref2, **(HUB_TOL if hub_edges else {}))
 
     @pytest.mark.parametrize("w", WIDTHS)
     @pytest.mark.parametrize("n,e,r,hub,hub_edges,order", GRAPHS)

@@ -40,6 +40,11 @@ struct BufferedDest {
   mlir::Value dest;
   htmpl::Reduction kind;
   int64_t size = 0; // elements of one destination row (static)
+  /// Every accumulation site (lane 0 in warp-uniform code, or a distributed
+  /// loop whose iterations hit distinct elements) gives each element to one
+  /// lane: plain read-modify-writes with a warp barrier after each site.
+  /// Otherwise shared-memory atomics.
+  bool plain = false;
 };
 
 struct TraversalPlan {
@@ -77,6 +82,15 @@ mlir::Value identityOf(mlir::OpBuilder &b, mlir::Location loc,
                        htmpl::Reduction kind, mlir::Type type);
 /// The atomic read-modify-write that applies `kind`.
 mlir::arith::AtomicRMWKind atomicKind(htmpl::Reduction kind, mlir::Type type);
+
+/// An atomic read-modify-write of memref[indices]. Float max becomes a
+/// relaxed LLVM atomicrmw scoped to the device (global memory) or the block
+/// (shared memory): memref.atomic_rmw would lower it to a compare-and-swap
+/// loop with acquire-release ordering at system scope. Other kinds (native
+/// relaxed atomics on NVPTX) stay memref.atomic_rmw.
+void emitAtomic(mlir::OpBuilder &b, mlir::Location loc,
+                mlir::arith::AtomicRMWKind kind, mlir::Value value,
+                mlir::Value memref, mlir::ValueRange indices);
 
 /// `nvvm.bar.warp.sync` over the full warp: orders the lanes' accesses to
 /// warp-private shared memory.

@@ -170,6 +170,28 @@ std::optional<int64_t> staticRowSize(Value dest) {
   return size;
 }
 
+/// True when `indices` name a different element in every iteration of
+/// `loop`: one index is the induction variable (plus a loop-invariant
+/// value), every other index is loop-invariant.
+bool injectiveIn(ValueRange indices, scf::ForOp loop) {
+  Value iv = loop.getInductionVar();
+  auto followsIv = [&](Value v) {
+    if (v == iv)
+      return true;
+    auto add = v.getDefiningOp<arith::AddIOp>();
+    return add && ((add.getLhs() == iv && definedOutside(add.getRhs(), loop)) ||
+                   (add.getRhs() == iv && definedOutside(add.getLhs(), loop)));
+  };
+  int varying = 0;
+  for (Value index : indices) {
+    if (followsIv(index))
+      ++varying;
+    else if (!definedOutside(index, loop))
+      return false;
+  }
+  return varying == 1;
+}
+
 bool isSharedAtomicType(Type type) {
   return type.isF32() || type.isF64() || type.isInteger(32) ||
          type.isInteger(64);
@@ -321,7 +343,20 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
       if (bytes > bytesLeft)
         continue;
       bytesLeft -= bytes;
-      plan.buffered.push_back({dest, kind, *size});
+      // Plain read-modify-writes when every site gives each element to one
+      // lane: lane 0 in uniform code, or distinct iterations of one
+      // distributed loop (all accumulations of that loop at one index).
+      bool plain = true;
+      for (AccumulateOp acc : accs) {
+        scf::ForOp loop = enclosingDistributed(acc, plan);
+        if (!loop)
+          continue;
+        plain &= injectiveIn(acc.getIndices().drop_front(), loop);
+        for (AccumulateOp other : accs)
+          if (enclosingDistributed(other, plan) == loop)
+            plain &= canon.sameIndices(acc.getIndices(), other.getIndices());
+      }
+      plan.buffered.push_back({dest, kind, *size, plain});
       continue;
     }
     // Thread mode: only accumulations at the top level of the body, where

@@ -186,9 +186,8 @@ void emitFlush(OpBuilder &b, Location loc, const TraversalPlan &plan,
             indices[d] = arith::RemUIOp::create(b, loc, rest, size);
             rest = arith::DivUIOp::create(b, loc, rest, size);
           }
-          memref::AtomicRMWOp::create(b, loc,
-                                      atomicKind(buffered.kind, element),
-                                      value, buffered.dest, indices);
+          emitAtomic(b, loc, atomicKind(buffered.kind, element), value,
+                     buffered.dest, indices);
           b.setInsertionPointAfter(ifOp);
           scf::YieldOp::create(b, loc);
         });

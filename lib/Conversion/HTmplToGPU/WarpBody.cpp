@@ -9,6 +9,7 @@
 
 #include "Traversal.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/IR/IRMapping.h"
 
@@ -46,6 +47,37 @@ arith::AtomicRMWKind hector::gpu::atomicKind(Reduction kind, Type type) {
   if (kind == Reduction::Add)
     return isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
   return isFloat ? arith::AtomicRMWKind::maximumf : arith::AtomicRMWKind::maxs;
+}
+
+void hector::gpu::emitAtomic(OpBuilder &b, Location loc,
+                             arith::AtomicRMWKind kind, Value value,
+                             Value memref, ValueRange indices) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (kind != arith::AtomicRMWKind::maximumf || !type.getLayout().isIdentity()) {
+    memref::AtomicRMWOp::create(b, loc, kind, value, memref, indices);
+    return;
+  }
+  // Address of the element: aligned base + row-major offset (an identity
+  // layout has offset 0 and unit innermost stride).
+  Value offset = constIndex(b, loc, 0);
+  for (auto [d, index] : llvm::enumerate(indices)) {
+    offset = b.createOrFold<arith::MulIOp>(loc, offset,
+                                           dimOf(b, loc, memref, d));
+    offset = b.createOrFold<arith::AddIOp>(loc, offset, index);
+  }
+  int64_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
+  Value address = arith::AddIOp::create(
+      b, loc, memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref),
+      arith::MulIOp::create(b, loc, offset, constIndex(b, loc, bytes)));
+  bool shared = mlir::gpu::GPUDialect::hasWorkgroupMemoryAddressSpace(type);
+  auto pointerType = LLVM::LLVMPointerType::get(b.getContext(), shared ? 3 : 0);
+  Value pointer = LLVM::IntToPtrOp::create(
+      b, loc, pointerType,
+      arith::IndexCastOp::create(b, loc, b.getI64Type(), address),
+      LLVM::DereferenceableAttr());
+  LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fmaximum, pointer,
+                            value, LLVM::AtomicOrdering::monotonic,
+                            shared ? "block" : "device");
 }
 
 void hector::gpu::emitWarpSync(OpBuilder &b, Location loc) {
@@ -170,51 +202,80 @@ void hector::gpu::rewriteWarpBody(RewriterBase &rewriter,
                                   const TraversalPlan &plan,
                                   ArrayRef<Operation *> ops,
                                   const WarpContext &context) {
+  auto bufferOf = [&](Value dest) -> const BufferedDest * {
+    for (const BufferedDest &buffered : plan.buffered)
+      if (buffered.dest == dest)
+        return &buffered;
+    return nullptr;
+  };
+  // Distributed loops after which the warp synchronises (they hold plain
+  // read-modify-writes of a shared row).
+  llvm::SmallPtrSet<Operation *, 4> syncAfter;
+
   // Side effects first (they only look at their enclosing loops), then the
   // loops themselves.
   for (Operation *op : ops) {
-    bool lanesSplit = enclosingDistributed(op, plan) != nullptr;
+    scf::ForOp loop = enclosingDistributed(op, plan);
     if (auto acc = dyn_cast<AccumulateOp>(op)) {
       Location loc = acc.getLoc();
       rewriter.setInsertionPoint(acc);
-      if (!lanesSplit) {
-        auto ifOp = scf::IfOp::create(rewriter, loc, context.lane0,
-                                      /*withElseRegion=*/false);
-        rewriter.setInsertionPoint(ifOp.thenBlock()->getTerminator());
+      scf::IfOp lane0;
+      if (!loop) {
+        lane0 = scf::IfOp::create(rewriter, loc, context.lane0,
+                                  /*withElseRegion=*/false);
+        rewriter.setInsertionPoint(lane0.thenBlock()->getTerminator());
       }
       arith::AtomicRMWKind kind =
           atomicKind(acc.getKind(), acc.getValue().getType());
-      auto buffer = context.buffers.find(acc.getDest());
-      if (buffer != context.buffers.end()) {
-        Value shared = buffer->second.first, base = buffer->second.second;
+      const BufferedDest *buffered = bufferOf(acc.getDest());
+      if (!buffered) {
+        emitAtomic(rewriter, loc, kind, acc.getValue(), acc.getDest(),
+                   acc.getIndices());
+      } else {
+        auto [shared, base] = context.buffers.lookup(acc.getDest());
         Value at = arith::AddIOp::create(
             rewriter, loc, base,
             rowOffset(rewriter, loc, acc.getDest(), acc.getIndices()));
-        memref::AtomicRMWOp::create(rewriter, loc, kind, acc.getValue(),
-                                    shared, at);
-      } else {
-        memref::AtomicRMWOp::create(rewriter, loc, kind, acc.getValue(),
-                                    acc.getDest(), acc.getIndices());
+        if (buffered->plain) {
+          Value old = memref::LoadOp::create(rewriter, loc, shared, at);
+          memref::StoreOp::create(
+              rewriter, loc,
+              combine(rewriter, loc, acc.getKind(), old, acc.getValue()),
+              shared, at);
+          if (loop) {
+            syncAfter.insert(loop);
+          } else {
+            rewriter.setInsertionPointAfter(lane0);
+            emitWarpSync(rewriter, loc);
+          }
+        } else {
+          emitAtomic(rewriter, loc, kind, acc.getValue(), shared, at);
+        }
       }
       rewriter.eraseOp(acc);
       continue;
     }
-    if (isa<memref::StoreOp, memref::AtomicRMWOp>(op) && !lanesSplit)
+    if (isa<memref::StoreOp, memref::AtomicRMWOp>(op) && !loop)
       onLane0(rewriter, op, context.lane0);
   }
-  for (Operation *op : ops)
-    if (plan.distributed.contains(op))
-      distributeLoop(rewriter, cast<scf::ForOp>(op), context.lane);
+  for (Operation *op : ops) {
+    if (!plan.distributed.contains(op))
+      continue;
+    distributeLoop(rewriter, cast<scf::ForOp>(op), context.lane);
+    if (syncAfter.contains(op)) {
+      rewriter.setInsertionPointAfter(op);
+      emitWarpSync(rewriter, op->getLoc());
+    }
+  }
 }
 
 void hector::gpu::lowerAccumulatesToAtomics(RewriterBase &rewriter,
                                             ArrayRef<AccumulateOp> accs) {
   for (AccumulateOp acc : accs) {
     rewriter.setInsertionPoint(acc);
-    memref::AtomicRMWOp::create(
-        rewriter, acc.getLoc(),
-        atomicKind(acc.getKind(), acc.getValue().getType()), acc.getValue(),
-        acc.getDest(), acc.getIndices());
+    emitAtomic(rewriter, acc.getLoc(),
+               atomicKind(acc.getKind(), acc.getValue().getType()),
+               acc.getValue(), acc.getDest(), acc.getIndices());
     rewriter.eraseOp(acc);
   }
 }
@@ -278,8 +339,7 @@ void hector::gpu::emitSegmentedAccumulates(OpBuilder &b, Location loc,
     Value sum = sums[i];
     SmallVector<Value> indices{row};
     llvm::append_range(indices, acc.getIndices().drop_front());
-    memref::AtomicRMWOp::create(
-        b, loc, atomicKind(acc.getKind(), sum.getType()), sum, acc.getDest(),
-        indices);
+    emitAtomic(b, loc, atomicKind(acc.getKind(), sum.getType()), sum,
+               acc.getDest(), indices);
   }
 }

@@ -5,6 +5,9 @@
 
 // RUN: hector-opt %s --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s
 // RUN: hector-opt %s --htmpl-to-gpu | hectorc - --target=cuda --emit=llvm | FileCheck %s --check-prefix=BIN
+// No atomic is ordered or scoped beyond the device (a float max would be an
+// acquire-release compare-and-swap at system scope through memref.atomic_rmw).
+// RUN: hector-opt %s --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=SCOPE
 
 // The three models, from hgraph to PTX and to an embedded binary.
 // RUN: hectorc %hector_src_root/examples/rgcn.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=RGCN
@@ -25,23 +28,31 @@
 // CHECK: bar.sync 0
 // CHECK: atom.global.add.f32
 // Warp traversal: butterfly reduction, warp barriers around the
-// warp-private shared row, shared atomics in the body, global atomics on
-// flush.
+// warp-private shared row (plain updates: each lane owns its elements),
+// global atomics on flush.
 // CHECK-LABEL: .visible .entry attention_kernel(
 // CHECK-DAG: shfl.sync.bfly.b32
 // CHECK-DAG: bar.warp.sync
-// CHECK-DAG: atom.shared.add.f32
+// CHECK-DAG: ld.shared.b32
+// CHECK-DAG: st.shared.b32
 // CHECK-DAG: atom.global.add.f32
+// Lanes sharing an element of the row: shared atomics.
+// CHECK-LABEL: .visible .entry sum_features_kernel(
+// CHECK: atom.shared.add.f32
 // Thread traversal: segmented scan over shuffles.
 // CHECK-LABEL: .visible .entry degrees_kernel(
 // CHECK-DAG: shfl.sync.up.b32
 // CHECK-DAG: shfl.sync.down.b32
 // CHECK-DAG: atom.global.add.u32
-// CSR traversal with a max accumulation.
+// CSR traversal with a max accumulation: plain maxima in the shared row,
+// a relaxed device-scope compare-and-swap loop on flush.
 // CHECK-LABEL: .visible .entry csr_max_kernel(
 // CHECK: bar.warp.sync
-// CHECK: atom.{{.*}}shared.cas.b32
-// CHECK: atom.{{.*}}global.cas.b32
+// CHECK: max.NaN.f32
+// CHECK: atom.relaxed.gpu.cas.b32
+
+// SCOPE-NOT: .sys
+// SCOPE-NOT: acq_rel
 
 // BIN: gpu.binary
 
@@ -91,6 +102,23 @@ func.func @attention(%src: memref<?xi32>, %dst: memref<?xi32>,
       %x = memref.load %z[%rz, %f] : memref<?x64xf32>
       %p = arith.mulf %w, %x : f32
       htmpl.accumulate add %p, %out[%ro, %f] : f32, memref<?x64xf32>
+    }
+  }
+  return
+}
+
+func.func @sum_features(%src: memref<?xi32>, %dst: memref<?xi32>,
+                        %ety: memref<?xi32>, %z: memref<?x64xf32>,
+                        %out: memref<?x2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%z : memref<?x64xf32> as edge) outs(%out : memref<?x2xf32> as dst) {
+  ^bb0(%e: index, %rz: index, %ro: index):
+    scf.for %f = %c0 to %c64 step %c1 {
+      %v = memref.load %z[%rz, %f] : memref<?x64xf32>
+      htmpl.accumulate add %v, %out[%ro, %c1] : f32, memref<?x2xf32>
     }
   }
   return

@@ -287,7 +287,9 @@ func.func @gemm_knobs(%lhs: memref<?x64xf32>, %rhs: memref<64x128xf32>,
 // (f = lane, lane + 32); the per-edge scalar is loaded by every lane; the
 // accumulation into the destination row goes to the warp's row of a
 // shared buffer (8 warps x 64), flushed with one global atomic per element
-// when the destination changes and after the last edge.
+// when the destination changes and after the last edge. Each lane owns the
+// elements of its iterations, so the buffer is updated without atomics,
+// with a warp barrier after the loop.
 // CHECK-LABEL: func.func @aggregate
 // CHECK-SAME: (%[[SRC:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[DST:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[ETY:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[NORM:[-a-zA-Z0-9_]+]]: memref<?xf32>, %[[Z:[-a-zA-Z0-9_]+]]: memref<?x64xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x64xf32>)
 // CHECK-DAG: %[[ZERO:[-a-zA-Z0-9_]+]] = arith.constant 0.000000e+00 : f32
@@ -323,8 +325,12 @@ func.func @gemm_knobs(%lhs: memref<?x64xf32>, %rhs: memref<64x128xf32>,
 // CHECK: %[[X:[-a-zA-Z0-9_]+]] = memref.load %[[Z]][%[[EDGE]], %[[F]]]
 // CHECK: %[[P:[-a-zA-Z0-9_]+]] = arith.mulf %[[N]], %[[X]] : f32
 // CHECK: %[[SLOT:[-a-zA-Z0-9_]+]] = arith.addi %[[BASE]], %[[F]] : index
-// CHECK: memref.atomic_rmw addf %[[P]], %[[BUF]][%[[SLOT]]] : (f32, memref<512xf32, #gpu.address_space<workgroup>>) -> f32
-// CHECK: scf.yield %[[DI]] : index
+// CHECK: %[[OLD:[-a-zA-Z0-9_]+]] = memref.load %[[BUF]][%[[SLOT]]]
+// CHECK: %[[NEW:[-a-zA-Z0-9_]+]] = arith.addf %[[OLD]], %[[P]] : f32
+// CHECK: memref.store %[[NEW]], %[[BUF]][%[[SLOT]]]
+// CHECK: }
+// CHECK-NEXT: nvvm.bar.warp.sync %[[MASK]] : i32
+// CHECK-NEXT: scf.yield %[[DI]] : index
 // CHECK: %[[HAS:[-a-zA-Z0-9_]+]] = arith.cmpi sge, %[[LAST]], %c0 : index
 // CHECK: scf.if %[[HAS]] {
 // CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]][%[[LAST]], %{{.*}}]
@@ -353,7 +359,9 @@ func.func @aggregate(%src: memref<?xi32>, %dst: memref<?xi32>,
 // Dot products (RGAT score): the reduction over features becomes per-lane
 // partials and a butterfly all-reduce (xor 16, 8, 4, 2, 1), then the init
 // value; the per-edge store and the max into the destination are issued by
-// lane 0 (the max into a one-element shared row per warp, -inf initially).
+// lane 0 (the max into a one-element shared row per warp, -inf initially,
+// flushed by a relaxed device-scope atomic max: memref.atomic_rmw maximumf
+// would become an acquire-release compare-and-swap at system scope).
 // CHECK-LABEL: func.func @score
 // CHECK-SAME: %[[S:[-a-zA-Z0-9_]+]]: memref<?x1xf32>, %[[MAX:[-a-zA-Z0-9_]+]]: memref<?x1xf32>)
 // CHECK-DAG: %[[NEGINF:[-a-zA-Z0-9_]+]] = arith.constant 0xFF800000 : f32
@@ -374,8 +382,14 @@ func.func @aggregate(%src: memref<?xi32>, %dst: memref<?xi32>,
 // CHECK: %[[DOT:[-a-zA-Z0-9_]+]] = arith.addf %[[R1]], %[[ZERO]] : f32
 // CHECK: scf.if %[[LANE0]] {
 // CHECK: memref.store %[[DOT]], %[[S]][%[[EDGE]], %c0]
-// CHECK: memref.atomic_rmw maximumf %[[DOT]], %[[BUF]]
-// CHECK: memref.atomic_rmw maximumf %{{.*}}, %[[MAX]]
+// CHECK: %[[OLD:[-a-zA-Z0-9_]+]] = memref.load %[[BUF]]
+// CHECK: %[[NEW:[-a-zA-Z0-9_]+]] = arith.maximumf %[[OLD]], %[[DOT]] : f32
+// CHECK: memref.store %[[NEW]], %[[BUF]]
+// CHECK: }
+// CHECK-NEXT: nvvm.bar.warp.sync
+// CHECK: %[[PTR:[-a-zA-Z0-9_]+]] = memref.extract_aligned_pointer_as_index %[[MAX]]
+// CHECK: llvm.inttoptr
+// CHECK: llvm.atomicrmw fmaximum %{{.*}}, %{{.*}} syncscope("device") monotonic : !llvm.ptr, f32
 func.func @score(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
                  %z: memref<?x64xf32>, %a: memref<?x64xf32>,
                  %s: memref<?x1xf32>, %m: memref<?x1xf32>) {
@@ -492,7 +506,8 @@ func.func @integer(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>
 // CHECK: scf.for %[[F:[-a-zA-Z0-9_]+]] =
 // CHECK: memref.load %[[Z]][%[[PRI]], %[[F]]]
 // CHECK: memref.load %[[A]][%[[TYI]], %[[F]]]
-// CHECK: memref.atomic_rmw addf %{{.*}}, %[[BUF]]
+// CHECK: arith.addf
+// CHECK: memref.store %{{.*}}, %[[BUF]]
 // CHECK: memref.atomic_rmw addf %{{.*}}, %[[BACK]][%[[SRI]], %[[F]]]
 // CHECK: scf.yield %[[T]], %[[T]] : index, index
 func.func @csr(%rp: memref<?xi32>, %csrc: memref<?xi32>, %eid: memref<?xi32>,
@@ -514,6 +529,35 @@ func.func @csr(%rp: memref<?xi32>, %csrc: memref<?xi32>, %eid: memref<?xi32>,
       %p = arith.mulf %zv, %av : f32
       htmpl.accumulate add %p, %sum[%rs, %f] : f32, memref<?x8xf32>
       htmpl.accumulate add %p, %back[%rb, %f] : f32, memref<?x8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Every iteration of the feature loop adds into one element of the
+// destination row: lanes share it, so the shared row is updated atomically.
+// CHECK-LABEL: func.func @sum_features
+// CHECK-SAME: %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x2xf32>)
+// CHECK: gpu.launch {{.*}} workgroup(%[[BUF:[-a-zA-Z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %c64 step %c32 {
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[BUF]][%{{.*}}] : (f32, memref<16xf32, #gpu.address_space<workgroup>>) -> f32
+// CHECK: }
+// CHECK-NOT: nvvm.bar.warp.sync
+// CHECK: scf.yield
+func.func @sum_features(%src: memref<?xi32>, %dst: memref<?xi32>,
+                        %ety: memref<?xi32>, %z: memref<?x64xf32>,
+                        %out: memref<?x2xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%z : memref<?x64xf32> as edge) outs(%out : memref<?x2xf32> as dst) {
+  ^bb0(%e: index, %rz: index, %ro: index):
+    scf.for %f = %c0 to %c64 step %c1 {
+      %v = memref.load %z[%rz, %f] : memref<?x64xf32>
+      htmpl.accumulate add %v, %out[%ro, %c1] : f32, memref<?x2xf32>
     }
   }
   return
