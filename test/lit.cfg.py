@@ -25,6 +25,12 @@ llvm_config.use_default_substitutions()
 # `not` and `count` come from the LLVM tools directory.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+# Tests that build cubins need ptxas from the CUDA toolkit (REQUIRES: ptxas).
+cuda_root = os.environ.get("CUDA_ROOT", "/usr/local/cuda")
+if os.access(os.path.join(cuda_root, "bin", "ptxas"), os.X_OK):
+    config.available_features.add("ptxas")
+    llvm_config.with_environment("PATH", os.path.join(cuda_root, "bin"), append_path=True)
+
 tool_dirs = [config.hector_tools_dir, config.llvm_tools_dir]
 tools = ["hector-opt", "hectorc"]
 llvm_config.add_tool_substitutions(tools, tool_dirs)

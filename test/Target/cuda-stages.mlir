@@ -1,3 +1,4 @@
+// REQUIRES: ptxas
 // The CUDA backend's stages. A flat parallel loop becomes a 1-D grid of
 // --gpu-block-size threads (last dimension fastest); a blocks x threads nest,
 // as htmpl-to-loops shapes it, keeps its shape; host temporaries become

@@ -1,3 +1,4 @@
+// REQUIRES: ptxas
 // --emit=lib: the shared library, its manifest, and its dependencies, which
 // are libc/libm (cpu) or libhector_runtime.so found beside it (cuda), never
 // LLVM or MLIR.

@@ -5,6 +5,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hector/InitAll.h"
+#include "hector/Target/Passes.h"
 
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/InitAllDialects.h"
@@ -15,6 +16,7 @@
 int main(int argc, char **argv) {
   mlir::registerAllPasses();
   hector::registerAllPasses();
+  hector::registerBackendPasses();
   mlir::DialectRegistry registry;
   // Upstream dialects and passes are all available so that lit tests can run
   // any upstream pipeline on what Hector's passes produce.
