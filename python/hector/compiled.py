@@ -19,6 +19,8 @@ Before calling, every argument is checked against the manifest: type and
 dtype (TypeError), rank, contiguity, writability of outputs, static sizes and
 shape symbols -- every "E" the same, "N+1" one more than "N" (ValueError);
 messages name the argument. Nothing is converted or copied silently.
+``check_indices=True`` also checks that every id in the graph arrays is in
+range (hector/_graph_checks.py), for arrays not built by hector.graph.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ import re
 from dataclasses import dataclass
 
 from . import _runtime
+from ._graph_checks import check_graph_indices
 
 __all__ = ["load", "CompiledLibrary", "EntryPoint", "Argument", "LaunchError"]
 
@@ -252,8 +255,12 @@ class EntryPoint:
 
     # -- the call -----------------------------------------------------------
 
-    def __call__(self, *args, synchronize: bool = True, **kwargs) -> None:
-        _, described, device = self._prepare(args, kwargs)
+    def __call__(self, *args, synchronize: bool = True, check_indices: bool = False,
+                 **kwargs) -> None:
+        symbols, described, device = self._prepare(args, kwargs)
+        if check_indices:
+            check_graph_indices(self.name, [(arg, keep) for arg, _, _, keep in described],
+                                symbols)
         descriptors = []
         for arg, ptr, shape, _ in described:
             d = _descriptor_type(arg.rank)()

@@ -113,3 +113,25 @@ def test_bad_arguments_raise_before_running(rgcn_call, name, bad, error, message
 def test_out_of_range_graph_is_rejected_by_preprocessing():
     with pytest.raises(ValueError, match="out of range"):
         hgraph.preprocess(np.zeros(4, np.int32), [0, 1], [2, 9], [0, 0], 1, 1)
+
+
+@pytest.mark.parametrize("name,corrupt,message", [
+    ("edge_src", lambda v: v.__setitem__(3, 60), r"'edge_src' holds 60, out of range \[0, 60\)"),
+    ("edge_dst", lambda v: v.__setitem__(0, -1), "'edge_dst' holds -1"),
+    ("edge_type", lambda v: v.__setitem__(-1, 6), r"'edge_type' holds 6, out of range \[0, 6\)"),
+    ("etype_offsets", lambda v: v.__setitem__(2, 0), "must start at 0 and never decrease"),
+    ("etype_offsets", lambda v: v.__setitem__(-1, 499), "ends at 499, expected E = 500"),
+])
+def test_index_checks_on_request(rgcn_call, name, corrupt, message):
+    entry, values = rgcn_call
+    values = dict(values)
+    values[name] = values[name].copy()
+    corrupt(values[name])
+    args = {a.name: values[a.name] for a in entry.arguments}
+    with pytest.raises(ValueError, match=message):
+        entry(**args, check_indices=True)
+
+
+def test_index_checks_accept_preprocessed_graphs(rgcn_call):
+    entry, values = rgcn_call
+    entry(**{a.name: values[a.name] for a in entry.arguments}, check_indices=True)
