@@ -497,8 +497,13 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
     return success();
   }
 
-  if (typedByNode) {
-    // τ(s) / τ(t): transform every node once, then read it at the endpoint.
+  // A linear map read at an edge endpoint has candidate implementations,
+  // ranked by preference level: (1) one row per node, read at the endpoint
+  // afterwards, whenever the weight does not depend on the edge type (every
+  // edge of a node shares its row: the most compact form there is);
+  // (2) one row per unique (source, edge type) pair, when the result is
+  // compact-materialized; (3) one row per edge.
+  if (from != hg::Endpoint::Edge && !typedByEdge) {
     Value perNode = memref::AllocOp::create(
         builder, loc,
         MemRefType::get({ShapedType::kDynamic, weightType.getOutputWidth()},

@@ -150,3 +150,20 @@ hgraph.func @layouts(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %W: !hgraph.wei
   %cat = hgraph.concat %z, %e : !hgraph.edge<4xf32>, !hgraph.edge<2xf32> -> !hgraph.edge<6xf32>
   hgraph.return %mean, %max, %cat : !hgraph.node<4xf32>, !hgraph.node<4xf32>, !hgraph.edge<6xf32>
 }
+
+// -----
+
+// Preference levels: a single weight read at an endpoint is applied once per
+// node and read at the endpoint; an edge-typed one once per edge.
+
+// CHECK-LABEL: func.func @preference
+// CHECK-SAME: %[[SRC:[^:]*]]: memref<?xi32> {hector.arg = {name = "edge_src"
+// CHECK-SAME: %[[H:[^:]*]]: memref<?x4xf32> {hector.arg = {name = "arg1"
+// CHECK: %[[PERNODE:.*]] = memref.alloc(%{{.*}}) : memref<?x4xf32>
+// CHECK: htmpl.gemm lhs(%[[H]] : memref<?x4xf32>) rhs(%{{.*}} : memref<4x4xf32>) out(%[[PERNODE]] : memref<?x4xf32>)
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[PERNODE]] : memref<?x4xf32> as src)
+hgraph.func @preference(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %W: !hgraph.weight<single, 4x4xf32>) -> !hgraph.node<4xf32> {
+  %z = hgraph.typed_linear %W, %h from src : !hgraph.weight<single, 4x4xf32>, !hgraph.node<4xf32> -> !hgraph.edge<4xf32>
+  %o = hgraph.aggregate sum %z : !hgraph.edge<4xf32> -> !hgraph.node<4xf32>
+  hgraph.return %o : !hgraph.node<4xf32>
+}
