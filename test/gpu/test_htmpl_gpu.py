@@ -23,6 +23,9 @@ against the CPU loop lowering (htmpl-to-loops) of the same functions:
     python3 test/gpu/test_htmpl_gpu.py --build-cpu build-gpu/htmpl-cpu
     HECTOR_HTMPL_GPU_DIR=build-gpu/htmpl-cpu HECTOR_HTMPL_GPU_DEVICE=cpu \
         python3 -m pytest test/gpu/test_htmpl_gpu.py
+
+`python3 test/gpu/test_htmpl_gpu.py --bench DIR` (GPU machine) prints rough
+timings of GEMM schedule variants and traversals on bgs/am-shaped inputs.
 """
 
 from __future__ import annotations
@@ -351,6 +354,27 @@ func.func @ntype(%nt: memref<?xi32>, %w: memref<?xf32>, %o: memref<?xf32>)
 }
 """
 
+# Schedule variants of the typed gather GEMM for --bench (name: tile,
+# coarsen, launch_bounds); the first is the op's default.
+BENCH_GEMMS = {
+    "default": "",
+    "t128x64_c2": "{tile = array<i64: 128, 64, 8>, coarsen = 2}",
+    "t64x64_c4_p64": "{tile = array<i64: 64, 64, 8>, coarsen = 4, launch_bounds = 64}",
+    "t32x64_p128": "{tile = array<i64: 32, 64, 8>, launch_bounds = 128}",
+    "t64x64x32_c2_p128": "{tile = array<i64: 64, 64, 32>, coarsen = 2, launch_bounds = 128}",
+}
+
+BENCH_GEMM = """
+func.func @bench_gemm_${NAME}(%lhs: memref<?x64xf32>, %rows: memref<?xi32>,
+    %rhs: memref<?x64x64xf32>, %out: memref<?x64xf32>, %seg: memref<?xi32>)
+    attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x64xf32>[%rows : memref<?xi32>])
+             rhs(%rhs : memref<?x64x64xf32>) out(%out : memref<?x64xf32>)
+             segments(%seg : memref<?xi32>) ${ATTRS}
+  return
+}
+"""
+
 GEMM_SHAPES = ((16, 16), (33, 33), (64, 64), (64, 16), (16, 33))
 HEAD_SHAPES = ((4, 16, 8), (3, 11, 7), (2, 32, 32))
 WIDTHS = (1, 16, 33, 64, 128)
@@ -371,6 +395,8 @@ def module_source() -> str:
     for h, dh in TRAVERSAL_HEADS_SHAPES:
         parts.append(string.Template(TRAVERSAL_HEADS).substitute(H=h, DH=dh, W=h * dh))
     parts.append(SCALAR_TRAVERSALS)
+    for name, attrs in BENCH_GEMMS.items():
+        parts.append(string.Template(BENCH_GEMM).substitute(NAME=name, ATTRS=attrs))
     return "\n".join(parts)
 
 
@@ -546,6 +572,17 @@ if __name__ != "__main__":
         out = torch.full((m, n), float("nan"), device=DEV)
         lib[name](lhs, rhs, out)
         close(out, lhs.to(F64) @ rhs.to(F64))
+
+    @pytest.mark.parametrize("name", BENCH_GEMMS)
+    @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
+    def test_gemm_bench_variants(lib, name, counts):
+        seg, types = segments(counts)
+        m, t, n_lhs = len(types), len(counts), 500
+        lhs, rhs = rand(n_lhs, 64, seed=52), rand(t, 64, 64, seed=53)
+        rows = ints(n_lhs, m, seed=54)
+        out = torch.full((m, 64), float("nan"), device=DEV)
+        lib[f"bench_gemm_{name}"](lhs, rows, rhs, out, seg)
+        close(out, torch.einsum("mk,mkn->mn", lhs[rows.long()].to(F64), rhs[types].to(F64)))
 
     # ---- GEMM, outer-product mode (weight gradients) ----------------------
 
@@ -763,8 +800,80 @@ if __name__ != "__main__":
         close(o, w[nt.long()])
 
 
+def bench(directory: str) -> None:
+    """Rough timings (not a test): the typed gather GEMM of RGCN/RGAT (width
+    64) per schedule variant, and the aggregation and score traversals,
+    against torch, on graphs shaped like bgs and am."""
+    import torch
+
+    from hector import compiled
+
+    lib = compiled.load(os.path.join(directory, "libhtmpl_gpu.so"))
+    dev = torch.device("cuda", 0)
+    gpu = torch.cuda.get_device_name(dev)
+
+    def time(fn, reps=20):
+        for _ in range(3):
+            fn()
+        torch.cuda.synchronize()
+        start, stop = torch.cuda.Event(True), torch.cuda.Event(True)
+        start.record()
+        for _ in range(reps):
+            fn()
+        stop.record()
+        stop.synchronize()
+        return start.elapsed_time(stop) / reps
+
+    for label, n, e, r in (("bgs", 94_806, 672_884, 122), ("am", 881_680, 5_668_682, 96)):
+        g = torch.Generator().manual_seed(0)
+        src = torch.randint(0, n, (e,), generator=g)
+        dst = torch.randint(0, n, (e,), generator=g)
+        ety = torch.randint(0, r, (e,), generator=g)
+        perm = torch.argsort((ety * n + dst) * n + src)
+        src, dst, ety = (t[perm].int().to(dev) for t in (src, dst, ety))
+        counts = torch.bincount(ety.long(), minlength=r)
+        seg = torch.cat([torch.zeros(1, dtype=torch.long, device=dev),
+                         counts.cumsum(0)]).int()
+        h = torch.randn(n, 64, device=dev)
+        w = torch.randn(r, 64, 64, device=dev)
+        z = torch.empty(e, 64, device=dev)
+        moved = (e * 64 * 4 * 2 + e * 4) / 1e9  # gathered rows in, rows out, index
+        for name in BENCH_GEMMS:
+            fn = lib[f"bench_gemm_{name}"]
+            ms = time(lambda: fn(h, src, w, z, seg, synchronize=False))
+            print(f"{gpu} {label}: typed gather GEMM 64x64 [{name}]: {ms:.3f} ms "
+                  f"({moved / ms:.0f} GB/s of rows)")
+        types = ety.long()
+
+        def torch_gemm():
+            torch.bmm(h[src.long()].unsqueeze(1), w[types]).squeeze(1)
+
+        if e <= 1_000_000:  # w[types] replicates the weights per edge
+            print(f"{gpu} {label}: torch bmm (weights replicated per edge): "
+                  f"{time(torch_gemm, 5):.3f} ms")
+        norm = torch.randn(e, device=dev)
+        out = torch.zeros(n, 64, device=dev)
+        agg = lib["aggregate_64"]
+        ms = time(lambda: agg(src, dst, ety, norm, z, out, synchronize=False))
+        ref = time(lambda: out.index_add_(0, dst.long(), norm[:, None] * z))
+        print(f"{gpu} {label}: aggregate 64 (warp, buffered rows): {ms:.3f} ms; "
+              f"torch index_add: {ref:.3f} ms")
+        a = torch.randn(r, 64, device=dev)
+        s = torch.empty(e, 1, device=dev)
+        m = torch.full((n, 1), float("-inf"), device=dev)
+        score = lib["score_64"]
+        ms = time(lambda: score(src, dst, ety, z, a, s, m, synchronize=False))
+        print(f"{gpu} {label}: score 64 (dot + store + max): {ms:.3f} ms")
+        sm = torch.zeros(n, 1, device=dev)
+        expsum = lib["expsum"]
+        ms = time(lambda: expsum(src, dst, ety, s, m, sm, synchronize=False))
+        print(f"{gpu} {label}: expsum (thread, segmented warp reduction): {ms:.3f} ms")
+
+
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--build":
+    if len(sys.argv) == 3 and sys.argv[1] == "--bench":
+        bench(sys.argv[2])
+    elif len(sys.argv) == 3 and sys.argv[1] == "--build":
         build(sys.argv[2])
     elif len(sys.argv) == 3 and sys.argv[1] == "--build-cpu":
         build(sys.argv[2], target="cpu")

@@ -46,6 +46,12 @@ constexpr int64_t kOuterProductChunks = 1024;
 constexpr int64_t kMaxOutputsPerThread = 64;
 /// Shared memory a GEMM kernel may use (the default limit without opt-in).
 constexpr int64_t kMaxSharedBytes = 48 * 1024;
+/// Shared memory the staging of several k-tiles per barrier may grow to.
+constexpr int64_t kStagedBytes = 40 * 1024;
+/// At most this many k-tiles are staged per barrier.
+constexpr int64_t kMaxStages = 8;
+/// Outer-product mode: rows reduced per barrier the stages aim at.
+constexpr int64_t kOuterStageRows = 32;
 
 /// Where the [K, N] blocks of a weight-shaped operand live: rhs in row mode,
 /// out in outer-product mode. Its dims are [T]? [H]? then the block.
@@ -166,6 +172,22 @@ FailureOr<Schedule> getSchedule(GemmOp op) {
     return fail("the staged tiles need " + Twine(bytes) +
                 " bytes of shared memory, more than " +
                 Twine(kMaxSharedBytes));
+
+  // Stages: consecutive k-tiles staged together between two barriers. One
+  // k-tile of 8 moves 2 KiB of gathered rows per block and barrier, far too
+  // little in flight to hide memory latency; so the staged depth grows (in
+  // whole k-tiles) towards the reduction length -- K, or kOuterStageRows
+  // rows in outer-product mode -- within kStagedBytes and kMaxStages.
+  int64_t reduction = kOuterStageRows;
+  if (!op.isOuterProduct()) {
+    int64_t k = staticSize(weight, w.kDim);
+    reduction = k > 0 ? k : kOuterStageRows;
+  }
+  int64_t stages = 1;
+  while (stages < kMaxStages && s.td * stages < reduction &&
+         bytes * (stages + 1) <= kStagedBytes)
+    ++stages;
+  s.td *= stages;
   return s;
 }
 

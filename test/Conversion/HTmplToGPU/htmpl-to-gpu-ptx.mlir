@@ -17,7 +17,7 @@
 // CHECK: .target sm_90
 // Row-mode GEMM: staged tiles, block barriers.
 // CHECK-LABEL: .visible .entry gemm_kernel(
-// CHECK: .shared .align 4 .b8 __wg_gemm_kernel_0[2080];
+// CHECK: .shared .align 4 .b8 __wg_gemm_kernel_0[16640];
 // CHECK: bar.sync 0
 // CHECK: fma.rn.f32
 // CHECK: st.global.b32

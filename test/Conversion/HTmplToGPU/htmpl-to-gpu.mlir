@@ -47,12 +47,13 @@ func.func @gemm_plain(%lhs: memref<?x8xf32>, %rhs: memref<8x4xf32>,
 // block finds the segment of its first row by a binary search over the
 // offsets, then runs one pass per segment piece of its rows, staging that
 // segment's weight slice (rhs[t]). The gathered row index is read once per
-// staged row, outside the reduction loop.
+// staged row, outside the reduction loop. Eight k-tiles of 8 are staged per
+// barrier (the whole K = 64): 64 x 65 tiles.
 // CHECK-LABEL: func.func @gemm_typed_gather
 // CHECK-SAME: (%[[LHS:[-a-zA-Z0-9_]+]]: memref<?x64xf32>, %[[ROWS:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[RHS:[-a-zA-Z0-9_]+]]: memref<?x64x64xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x64xf32>, %[[SEG:[-a-zA-Z0-9_]+]]: memref<?xi32>)
 // CHECK: %[[M:[-a-zA-Z0-9_]+]] = memref.dim %[[ROWS]], %{{.*}} : memref<?xi32>
 // CHECK: gpu.launch
-// CHECK-SAME: workgroup(%[[A:[-a-zA-Z0-9_]+]] : memref<8x65xf32, #gpu.address_space<workgroup>>, %[[B:[-a-zA-Z0-9_]+]] : memref<8x65xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[A:[-a-zA-Z0-9_]+]] : memref<64x65xf32, #gpu.address_space<workgroup>>, %[[B:[-a-zA-Z0-9_]+]] : memref<64x65xf32, #gpu.address_space<workgroup>>)
 // CHECK: %[[FIRST:[-a-zA-Z0-9_]+]]:2 = scf.while
 // CHECK: memref.load %[[SEG]]
 // CHECK: scf.while (%[[T:[-a-zA-Z0-9_]+]] = %[[FIRST]]#0) : (index) -> index
@@ -62,10 +63,10 @@ func.func @gemm_plain(%lhs: memref<?x8xf32>, %rhs: memref<8x4xf32>,
 // CHECK: ^bb0(%[[T:[-a-zA-Z0-9_]+]]: index):
 // CHECK: scf.if
 // CHECK: %[[L:[-a-zA-Z0-9_]+]] = memref.load %[[ROWS]]
-// CHECK: scf.for {{.*}} iter_args
 // CHECK: memref.load %[[LHS]]
 // CHECK: memref.load %[[RHS]][%[[T]], %{{.*}}, %{{.*}}] : memref<?x64x64xf32>
 // CHECK: gpu.barrier
+// CHECK: scf.for {{.*}} = %c0 to %c64 step %c1 iter_args
 // CHECK: gpu.barrier
 // CHECK: memref.store %{{.*}}, %[[OUT]]
 func.func @gemm_typed_gather(%lhs: memref<?x64xf32>, %rows: memref<?xi32>,
@@ -204,10 +205,10 @@ func.func @gemm_per_head(%lhs: memref<?x64xf32>, %rhs: memref<?x4x16x8xf32>,
 // -----
 
 // Weight gradient: the weight is cleared by a first kernel; the rows are
-// split into chunks over grid.x (chunk = 8 * ceil(ceil(M / 1024) / 8)), a
-// block reduces the segment pieces of its chunk 8 rows at a time through
-// shared memory (lhs rows gathered, rhs rows gathered and scaled) and adds
-// its partial tile to slice t atomically.
+// split into chunks over grid.x (chunk = 32 * ceil(ceil(M / 1024) / 32)), a
+// block reduces the segment pieces of its chunk 32 rows (4 stages of 8) at a
+// time through shared memory (lhs rows gathered, rhs rows gathered and
+// scaled) and adds its partial tile to slice t atomically.
 // CHECK-LABEL: func.func @gemm_outer_product
 // CHECK-SAME: (%[[LHS:[-a-zA-Z0-9_]+]]: memref<?x64xf32>, %[[LR:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[RHS:[-a-zA-Z0-9_]+]]: memref<?x32xf32>, %[[RR:[-a-zA-Z0-9_]+]]: memref<?xi64>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x64x32xf32>, %[[SEG:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[S:[-a-zA-Z0-9_]+]]: memref<?xf32>)
 // CHECK: gpu.launch
@@ -216,9 +217,9 @@ func.func @gemm_per_head(%lhs: memref<?x64xf32>, %rhs: memref<?x4x16x8xf32>,
 // CHECK: %[[M:[-a-zA-Z0-9_]+]] = memref.dim %[[LR]]
 // CHECK: %[[PER:[-a-zA-Z0-9_]+]] = arith.ceildivui %[[M]], %c1024 : index
 // CHECK: gpu.launch
-// CHECK-SAME: workgroup(%[[A:[-a-zA-Z0-9_]+]] : memref<8x65xf32, #gpu.address_space<workgroup>>, %[[B:[-a-zA-Z0-9_]+]] : memref<8x33xf32, #gpu.address_space<workgroup>>)
+// CHECK-SAME: workgroup(%[[A:[-a-zA-Z0-9_]+]] : memref<32x65xf32, #gpu.address_space<workgroup>>, %[[B:[-a-zA-Z0-9_]+]] : memref<32x33xf32, #gpu.address_space<workgroup>>)
 // CHECK: ^bb0(%[[T:[-a-zA-Z0-9_]+]]: index):
-// CHECK: scf.for %[[R0:[-a-zA-Z0-9_]+]] = %{{.*}} to %{{.*}} step %c8 iter_args
+// CHECK: scf.for %[[R0:[-a-zA-Z0-9_]+]] = %{{.*}} to %{{.*}} step %c32 iter_args
 // CHECK: %[[L:[-a-zA-Z0-9_]+]] = memref.load %[[LR]]
 // CHECK: %[[LI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[L]]
 // CHECK: memref.load %[[LHS]][%[[LI]], %{{.*}}]
@@ -266,11 +267,11 @@ func.func @gemm_outer_product_per_head(%lhs: memref<?x8xf32>,
 
 // The schedule knobs: tile [32, 64, 16], coarsen 4 and 128 threads give a
 // 16 x 8 thread grid with 4 x 4 outputs per thread; 128 columns need two
-// column tiles (grid.y).
+// column tiles (grid.y); four k-tiles of 16 are staged per barrier.
 // CHECK-LABEL: func.func @gemm_knobs
 // CHECK: %[[TILES:[-a-zA-Z0-9_]+]] = arith.ceildivui %{{.*}}, %c32 : index
 // CHECK: %[[GX:[-a-zA-Z0-9_]+]] = arith.maxsi %[[TILES]], %c1 : index
-// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[GX]], %{{.*}} = %c2, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%{{.*}} : memref<16x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x65xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[GX]], %{{.*}} = %c2, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%{{.*}} : memref<64x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x65xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 func.func @gemm_knobs(%lhs: memref<?x64xf32>, %rhs: memref<64x128xf32>,
                       %out: memref<?x128xf32>) {
