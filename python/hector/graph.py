@@ -21,6 +21,7 @@ from typing import Dict, Optional
 import numpy as np
 
 from . import _runtime
+from ._graph_device import preprocess_on_device
 
 # Table order (hector_graph_array_id in graph.h), then edge_perm.
 ARRAY_NAMES = (
@@ -107,6 +108,8 @@ class Preprocessed:
 
     def to_canonical(self, edge_values) -> np.ndarray:
         """Rows of an edge-wise array in the caller's edge order, reordered to canonical order."""
+        if hasattr(edge_values, "index_select"):  # a torch tensor, e.g. on the GPU
+            return edge_values[self.edge_perm.long()]
         values = np.asarray(edge_values)
         if values.ndim < 1 or values.shape[0] != self.E:
             raise ValueError(f"edge-wise values need {self.E} rows, got shape {values.shape}")
@@ -211,7 +214,7 @@ def _copy_out(lib: ctypes.CDLL, graph: ctypes.c_void_p, index: int) -> np.ndarra
 
 
 def preprocess(node_type, src, dst, etype, num_node_types: Optional[int] = None,
-               num_edge_types: Optional[int] = None) -> Preprocessed:
+               num_edge_types: Optional[int] = None, device=None) -> Preprocessed:
     """Builds the preprocessing table of one graph.
 
     node_type[N] gives each node's type; edge e goes from src[e] to dst[e] with type
@@ -219,7 +222,18 @@ def preprocess(node_type, src, dst, etype, num_node_types: Optional[int] = None,
     num_node_types / num_edge_types default to the largest type present + 1; pass
     them when trailing types have no nodes or edges. Raises GraphInputError (a
     ValueError) naming the first bad index and value on malformed input.
+
+    With `device` (a torch device, e.g. "cuda"), the arrays are built there with
+    torch operations and returned as torch tensors on that device: the same
+    values, without a round trip through host memory.
     """
+    if device is not None:
+        try:
+            sizes, tensors = preprocess_on_device(node_type, src, dst, etype,
+                                                  num_node_types, num_edge_types, device)
+        except ValueError as err:
+            raise GraphInputError(_runtime.INVALID_ARGUMENT, str(err)) from None
+        return Preprocessed(**sizes, **tensors)
     arrays = {name: _as_ids(name, values) for name, values in
               (("node_type", node_type), ("src", src), ("dst", dst), ("etype", etype))}
     t = _type_count("num_node_types", num_node_types, arrays["node_type"])

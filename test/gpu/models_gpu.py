@@ -10,6 +10,9 @@ TF32 off:
 2. the 8 benchmark graph shapes of BRIEF.md §5 (hector.datasets.synthetic,
    full size) at width 64, one head.
 
+The graph arrays are built on the GPU (hector.graph.preprocess(device=...))
+and must equal the runtime's host build bit for bit.
+
 A case passes when max|out - ref| / max|ref| < 1e-4 and every output is
 finite. Out-of-memory and launch errors are reported as results. Prints a
 pass/fail table (last) and writes JSON with --json.
@@ -52,15 +55,19 @@ def as_dict(graph):
 def run_case(lib, model, graph, width, heads, seed, timing):
     """Compiled vs reference on one graph; returns a result dict."""
     device = torch.device("cuda")
-    pre = hgraph.preprocess(graph["node_type"], graph["src"], graph["dst"], graph["etype"],
-                            graph["num_node_types"], graph["num_edge_types"])
+    graph_args = (graph["node_type"], graph["src"], graph["dst"], graph["etype"],
+                  graph["num_node_types"], graph["num_edge_types"])
+    # The arrays are built on the GPU; the host build must agree bit for bit.
+    pre = hgraph.preprocess(*graph_args, device=device)
+    host = hgraph.preprocess(*graph_args)
+    same_arrays = all(np.array_equal(getattr(pre, k).cpu().numpy(), v)
+                      for k, v in host.arrays().items())
     rng = np.random.default_rng(seed)
     n = len(graph["node_type"])
     h = torch.from_numpy(rng.standard_normal((n, width)).astype(np.float32)).to(device)
     weights = params.make_params(model, graph, width, width, heads, seed=seed)
     tw = {k: torch.from_numpy(v).to(device) for k, v in weights.items()}
-    arrays = {k: torch.from_numpy(np.ascontiguousarray(v)).to(device)
-              for k, v in pre.arrays().items()}
+    arrays = pre.arrays()
     out = torch.full((n, width), float("nan"), device=device)
     entry = lib[model]
     values = dict(arrays, h=h, result0=out, **tw)
@@ -88,7 +95,8 @@ def run_case(lib, model, graph, width, heads, seed, timing):
     finite = bool(torch.isfinite(out).all())
     scale = float(expected.abs().max().clamp_min(1e-30))
     error = float((out - expected).abs().max()) / scale if finite else float("inf")
-    result.update(error=error, passed=finite and error < TOLERANCE)
+    result.update(error=error, device_preprocessing=same_arrays,
+                  passed=finite and error < TOLERANCE and same_arrays)
     return result
 
 
