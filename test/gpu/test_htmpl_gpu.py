@@ -341,6 +341,26 @@ func.func @degrees(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>
   return
 }
 
+// o[e, 0] = 1, then o[e, f] = x[e, f] for every f: the loop's store wins
+// (stores from two sites: the thread mapping keeps the body's order)
+func.func @store_sites(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %x: memref<?x8xf32>, %o: memref<?x8xf32>) attributes {hector.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%x : memref<?x8xf32> as edge) outs(%o : memref<?x8xf32> as edge) {
+  ^bb0(%e: index, %rx: index, %ro: index):
+    memref.store %one, %o[%ro, %c0] : memref<?x8xf32>
+    scf.for %f = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%rx, %f] : memref<?x8xf32>
+      memref.store %v, %o[%ro, %f] : memref<?x8xf32>
+    }
+  }
+  return
+}
+
 // o[n] = w[ntype(n)]  (thread per node)
 func.func @ntype(%nt: memref<?xi32>, %w: memref<?xf32>, %o: memref<?xf32>)
     attributes {hector.entry} {
@@ -790,6 +810,14 @@ if __name__ != "__main__":
         ref_top = torch.full((n,), -1, dtype=torch.long, device=DEV).scatter_reduce(
             0, dst.long(), torch.arange(edges, device=DEV), "amax")
         assert torch.equal(top.long(), ref_top)
+
+    @pytest.mark.parametrize("e", [0, 1, 5000])
+    def test_store_order(lib, e):
+        src, dst, ety = coo_graph(10, e, 2, seed=55)
+        x = rand(e, 8, seed=56)
+        o = torch.full((e, 8), float("nan"), device=DEV)
+        lib["store_sites"](src, dst, ety, x, o)
+        close(o, x)
 
     @pytest.mark.parametrize("n", [0, 1, 1000])
     def test_node_types(lib, n):

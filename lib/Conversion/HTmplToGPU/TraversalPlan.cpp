@@ -271,19 +271,30 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
       plan.distributed.insert(loop);
   });
 
-  // Buffers both read and written: each element must belong to one
-  // iteration of one distributed loop.
+  // Buffers read and written, or stored to: each element must belong to one
+  // lane. Either every access is a plain load/store inside one distributed
+  // loop at one element that names the loop variable, or (write-only
+  // buffers) all stores sit in warp-uniform code, issued by lane 0 in
+  // program order. Atomic writes alone commute and need nothing.
   Canonical canon{op};
   DenseMap<Value, SmallVector<const Access *>> byRoot;
   for (const Access &access : accesses)
     byRoot[rootBuffer(access.memref)].push_back(&access);
   for (auto &[root, list] : byRoot) {
     bool reads = llvm::any_of(list, [](const Access *a) { return !a->writes; });
+    bool stores = llvm::any_of(
+        list, [](const Access *a) { return isa<memref::StoreOp>(a->op); });
     bool writes = llvm::any_of(list, [](const Access *a) { return a->writes; });
-    if (!reads || !writes)
+    if (!writes || (!reads && !stores))
       continue;
     const Access *first = list.front();
     scf::ForOp loop = enclosingDistributed(first->op, plan);
+    bool uniformStores =
+        !reads && llvm::all_of(list, [&](const Access *a) {
+          return isa<memref::StoreOp>(a->op) && !enclosingDistributed(a->op, plan);
+        });
+    if (uniformStores)
+      continue;
     bool safe = loop != nullptr;
     for (const Access *a : list) {
       if (!safe)
@@ -293,13 +304,7 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
              enclosingDistributed(a->op, plan) == loop &&
              canon.sameIndices(a->indices, first->indices);
     }
-    if (safe) {
-      Value iv = loop.getInductionVar();
-      safe = llvm::is_contained(first->indices, iv);
-      for (Value index : first->indices)
-        safe &= index == iv || definedOutside(index, loop);
-    }
-    warpSafe &= safe;
+    warpSafe &= safe && injectiveIn(first->indices, loop);
   }
   plan.mode = warpSafe && !plan.distributed.empty() ? TraversalMode::Warp
                                                      : TraversalMode::Thread;

@@ -753,3 +753,34 @@ func.func @unsafe(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
   }
   return
 }
+
+// -----
+
+// Stores to one buffer from warp-uniform code (lane 0) and from a
+// distributed loop (other lanes) could land in either order: one edge per
+// thread instead, which keeps the body's order.
+// CHECK-LABEL: func.func @store_sites
+// CHECK: gpu.launch
+// CHECK-NOT: workgroup
+// CHECK: %[[ID:[-a-zA-Z0-9_]+]] = arith.addi
+// CHECK: scf.if
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[ID]], %c0]
+// CHECK: scf.for %[[F:[-a-zA-Z0-9_]+]] = %c0 to %c8 step %c1 {
+// CHECK: memref.store %{{.*}}, %{{.*}}[%[[ID]], %[[F]]]
+func.func @store_sites(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                       %x: memref<?x8xf32>, %o: memref<?x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %one = arith.constant 1.0 : f32
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%x : memref<?x8xf32> as edge) outs(%o : memref<?x8xf32> as edge) {
+  ^bb0(%e: index, %rx: index, %ro: index):
+    memref.store %one, %o[%ro, %c0] : memref<?x8xf32>
+    scf.for %f = %c0 to %c8 step %c1 {
+      %v = memref.load %x[%rx, %f] : memref<?x8xf32>
+      memref.store %v, %o[%ro, %f] : memref<?x8xf32>
+    }
+  }
+  return
+}
