@@ -327,6 +327,28 @@ func.func @expsum(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
   return
 }
 
+// per head h < 4: sum[dst, h] += exp(s[e, h]); mx[dst, h] = max(mx, s[e, h])
+// (the head loop is unrolled: thread mapping, reduced across the warp)
+func.func @expsum_heads(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %s: memref<?x4xf32>, %sum: memref<?x4xf32>, %mx: memref<?x4xf32>)
+    attributes {hector.entry} {
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%s : memref<?x4xf32> as edge)
+      outs(%sum : memref<?x4xf32> as dst, %mx : memref<?x4xf32> as dst) {
+  ^bb0(%e: index, %rs: index, %ro: index, %rm: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    scf.for %h = %c0 to %c4 step %c1 {
+      %x = memref.load %s[%rs, %h] : memref<?x4xf32>
+      %v = math.exp %x : f32
+      htmpl.accumulate add %v, %sum[%ro, %h] : f32, memref<?x4xf32>
+      htmpl.accumulate max %x, %mx[%rm, %h] : f32, memref<?x4xf32>
+    }
+  }
+  return
+}
+
 // deg[dst] += 1 (integers), and the max source id per destination
 func.func @degrees(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
     %deg: memref<?xi32>, %top: memref<?xi32>) attributes {hector.entry} {
@@ -798,6 +820,22 @@ if __name__ != "__main__":
         v = torch.exp(s.to(F64) - m.to(F64)[dst.long()])
         ref = torch.zeros(n, 1, dtype=F64, device=DEV).index_add(0, dst.long(), v)
         close(total, ref, **(HUB_TOL if hub_edges else {}))
+
+    @pytest.mark.parametrize("n,e,r,hub,hub_edges,order", GRAPHS)
+    def test_per_head_scalar_body(lib, n, e, r, hub, hub_edges, order):
+        src, dst, ety = coo_graph(n, e, r, seed=57, hub=hub, hub_edges=hub_edges, order=order)
+        edges = len(src)
+        s = rand(edges, 4, seed=58)
+        total = torch.zeros(n, 4, device=DEV)
+        mx = torch.full((n, 4), float("-inf"), device=DEV)
+        lib["expsum_heads"](src, dst, ety, s, total, mx)
+        idx = dst.long()[:, None].expand(-1, 4)
+        ref = torch.zeros(n, 4, dtype=F64, device=DEV).index_add(
+            0, dst.long(), torch.exp(s.to(F64)))
+        close(total, ref, **(HUB_TOL if hub_edges else {}))
+        ref_mx = torch.full((n, 4), float("-inf"), dtype=F64, device=DEV).scatter_reduce(
+            0, idx, s.to(F64), "amax")
+        close(mx, ref_mx)
 
     @pytest.mark.parametrize("n,e,r,hub,hub_edges,order", GRAPHS)
     def test_integer_accumulations(lib, n, e, r, hub, hub_edges, order):

@@ -14,6 +14,7 @@
 
 #include "hector/Conversion/Passes.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 
 namespace hector {
@@ -28,8 +29,9 @@ namespace {
 struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
   void getDependentDialects(DialectRegistry &registry) const override {
     HTmplToGPUBase::getDependentDialects(registry);
-    // Warp barriers around the warp-private reduction buffers.
-    registry.insert<NVVM::NVVMDialect>();
+    // Warp barriers around the warp-private reduction buffers (NVVM) and
+    // scoped float-max atomics (LLVM).
+    registry.insert<LLVM::LLVMDialect, NVVM::NVVMDialect>();
   }
 
   void runOnOperation() override {

@@ -119,13 +119,14 @@ void lowerAccumulatesToAtomics(mlir::RewriterBase &rewriter,
                                llvm::ArrayRef<htmpl::AccumulateOp> accs);
 
 /// Thread mode: given each lane's destination row `row` (-1 when the lane
-/// has no instance) and the values of the reduced accumulations, combines
-/// the values of consecutive lanes with equal rows and issues one atomic
-/// per run. Must be called where the whole warp is converged.
-void emitSegmentedAccumulates(mlir::OpBuilder &b, mlir::Location loc,
-                              mlir::Value lane, mlir::Value row,
-                              llvm::ArrayRef<htmpl::AccumulateOp> accumulates,
-                              mlir::ValueRange values);
+/// has no instance), the values of the reduced accumulations and their
+/// other indices (`rest[k]`, the same on every lane), combines the values
+/// of consecutive lanes with equal rows and issues one atomic per run. Must
+/// be called where the whole warp is converged.
+void emitSegmentedAccumulates(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value lane, mlir::Value row,
+    llvm::ArrayRef<htmpl::AccumulateOp> accumulates, mlir::ValueRange values,
+    llvm::ArrayRef<llvm::SmallVector<mlir::Value>> rest);
 
 } // namespace hector::gpu
 

@@ -23,6 +23,7 @@
 
 #include "Traversal.h"
 
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
@@ -106,19 +107,51 @@ struct Canonical {
     return arg && arg.getOwner() == &op.getBody().front() &&
            schemeOf(arg.getArgNumber()) == scheme;
   }
+  /// Same value, or the same pure computation of equivalent values (the
+  /// lowering recomputes indices such as `h * 16 + f` at every use).
+  bool equivalent(Value a, Value b, int depth = 8) {
+    if (canonical(a) == canonical(b))
+      return true;
+    Operation *x = a.getDefiningOp(), *y = b.getDefiningOp();
+    if (depth == 0 || !x || !y || !isPureLeaf(x) || !isPureLeaf(y) ||
+        cast<OpResult>(a).getResultNumber() !=
+            cast<OpResult>(b).getResultNumber())
+      return false;
+    return OperationEquivalence::isEquivalentTo(
+        x, y,
+        [&](Value l, Value r) { return success(equivalent(l, r, depth - 1)); },
+        /*markEquivalent=*/nullptr, OperationEquivalence::IgnoreLocations);
+  }
   bool sameIndices(OperandRange a, OperandRange b) {
     if (a.size() != b.size())
       return false;
     for (auto [x, y] : llvm::zip(a, b))
-      if (canonical(x) != canonical(y))
+      if (!equivalent(x, y))
         return false;
     return true;
+  }
+  static bool isPureLeaf(Operation *op) {
+    return op->getNumRegions() == 0 && isPure(op);
   }
 };
 
 /// True when `v` is defined outside `region`'s parent op.
 bool definedOutside(Value v, Operation *parent) {
   return !parent->isAncestor(v.getParentRegion()->getParentOp());
+}
+
+/// True when `v` has one value for all of `scope`: defined outside it, or a
+/// pure computation inside it from such values (constants included; the
+/// lowering does not hoist them).
+bool isInvariant(Value v, Operation *scope, int depth = 8) {
+  if (definedOutside(v, scope))
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (depth == 0 || !def || !Canonical::isPureLeaf(def))
+    return false;
+  return llvm::all_of(def->getOperands(), [&](Value operand) {
+    return isInvariant(operand, scope, depth - 1);
+  });
 }
 
 } // namespace
@@ -170,23 +203,41 @@ std::optional<int64_t> staticRowSize(Value dest) {
   return size;
 }
 
+/// True when `v` differs in every iteration of `loop`: the induction
+/// variable, plus or minus an invariant, times a non-zero constant.
+bool followsIv(Value v, scf::ForOp loop, int depth = 8) {
+  if (v == loop.getInductionVar())
+    return true;
+  Operation *def = v.getDefiningOp();
+  if (depth == 0 || !def)
+    return false;
+  auto follows = [&](Value x) { return followsIv(x, loop, depth - 1); };
+  auto invariant = [&](Value x) { return isInvariant(x, loop); };
+  if (auto add = dyn_cast<arith::AddIOp>(def))
+    return (follows(add.getLhs()) && invariant(add.getRhs())) ||
+           (follows(add.getRhs()) && invariant(add.getLhs()));
+  if (auto sub = dyn_cast<arith::SubIOp>(def))
+    return follows(sub.getLhs()) && invariant(sub.getRhs());
+  if (auto mul = dyn_cast<arith::MulIOp>(def)) {
+    auto nonZero = [](Value x) {
+      std::optional<int64_t> c = getConstantIntValue(x);
+      return c && *c != 0;
+    };
+    return (follows(mul.getLhs()) && nonZero(mul.getRhs())) ||
+           (follows(mul.getRhs()) && nonZero(mul.getLhs()));
+  }
+  return false;
+}
+
 /// True when `indices` name a different element in every iteration of
-/// `loop`: one index is the induction variable (plus a loop-invariant
-/// value), every other index is loop-invariant.
+/// `loop`: one index follows the induction variable, the others are
+/// loop-invariant.
 bool injectiveIn(ValueRange indices, scf::ForOp loop) {
-  Value iv = loop.getInductionVar();
-  auto followsIv = [&](Value v) {
-    if (v == iv)
-      return true;
-    auto add = v.getDefiningOp<arith::AddIOp>();
-    return add && ((add.getLhs() == iv && definedOutside(add.getRhs(), loop)) ||
-                   (add.getRhs() == iv && definedOutside(add.getLhs(), loop)));
-  };
   int varying = 0;
   for (Value index : indices) {
-    if (followsIv(index))
+    if (followsIv(index, loop))
       ++varying;
-    else if (!definedOutside(index, loop))
+    else if (!isInvariant(index, loop))
       return false;
   }
   return varying == 1;
@@ -371,7 +422,7 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
       continue;
     for (AccumulateOp acc : accs) {
       bool uniform = llvm::all_of(acc.getIndices().drop_front(), [&](Value v) {
-        return definedOutside(v, op);
+        return isInvariant(v, op);
       });
       if (acc->getBlock() == &body && uniform)
         plan.reduced.push_back(acc);

@@ -24,6 +24,8 @@
 
 #include "Traversal.h"
 
+#include "mlir/Dialect/SCF/Utils/Utils.h"
+
 #include <array>
 
 using namespace mlir;
@@ -34,6 +36,9 @@ using namespace hector::htmpl;
 namespace {
 /// Edges (or CSR slots) a warp walks in order.
 constexpr int64_t kEdgesPerWarp = 32;
+/// Loops with fewer iterations (known statically) are unrolled rather than
+/// split over the lanes of a warp.
+constexpr uint64_t kMinLoopForLanes = 8;
 
 /// The current instance, from which rows are resolved.
 struct Instance {
@@ -410,12 +415,15 @@ void lowerThreads(RewriterBase &rewriter, TraversalOp op,
     return;
   }
 
-  // The branch yields the reduced values and the destination row; lanes
-  // without an instance yield identities and row -1.
+  // The branch yields the reduced values, the destination row and the other
+  // indices of each reduced accumulation (invariant, but possibly computed
+  // in the body); lanes without an instance yield identities, row -1 and 0.
   SmallVector<Type> types;
   for (AccumulateOp acc : reduced)
     types.push_back(acc.getValue().getType());
   types.push_back(b.getIndexType());
+  for (AccumulateOp acc : reduced)
+    types.append(acc.getIndices().size() - 1, b.getIndexType());
   auto ifOp = scf::IfOp::create(b, loc, types, valid, /*addThenBlock=*/true,
                                 /*addElseBlock=*/true);
   rewriter.setInsertionPointToEnd(ifOp.thenBlock());
@@ -427,6 +435,8 @@ void lowerThreads(RewriterBase &rewriter, TraversalOp op,
   for (AccumulateOp acc : reduced)
     yielded.push_back(acc.getValue());
   yielded.push_back(inst.dstNode);
+  for (AccumulateOp acc : reduced)
+    llvm::append_range(yielded, acc.getIndices().drop_front());
   scf::YieldOp::create(rewriter, loc, yielded);
 
   rewriter.setInsertionPointToEnd(ifOp.elseBlock());
@@ -435,16 +445,41 @@ void lowerThreads(RewriterBase &rewriter, TraversalOp op,
     none.push_back(
         identityOf(rewriter, loc, acc.getKind(), acc.getValue().getType()));
   none.push_back(constIndex(rewriter, loc, -1));
+  none.append(types.size() - none.size(), constIndex(rewriter, loc, 0));
   scf::YieldOp::create(rewriter, loc, none);
 
   rewriter.setInsertionPointAfter(ifOp);
   Value lane = arith::RemUIOp::create(rewriter, loc, launch.thread,
                                       constIndex(rewriter, loc, kWarpSize));
-  emitSegmentedAccumulates(rewriter, loc, lane, ifOp.getResults().back(),
-                           reduced, ifOp.getResults().drop_back());
+  ValueRange results = ifOp.getResults();
+  SmallVector<SmallVector<Value>> rest;
+  unsigned next = reduced.size() + 1;
+  for (AccumulateOp acc : reduced) {
+    unsigned count = acc.getIndices().size() - 1;
+    rest.emplace_back(results.slice(next, count));
+    next += count;
+  }
+  emitSegmentedAccumulates(rewriter, loc, lane, results[reduced.size()],
+                           reduced, results.take_front(reduced.size()), rest);
   for (AccumulateOp acc : reduced)
     rewriter.eraseOp(acc);
   lowerAccumulatesToAtomics(rewriter, others);
+}
+/// Fully unrolls the body's loops with a static trip count below
+/// kMinLoopForLanes, innermost first: head loops (1 to 8 heads) and short
+/// feature loops. A warp would leave most lanes idle on them; unrolled, a
+/// head loop's feature loops become the lanes' work and its scalar
+/// statements warp-uniform code, and a body left without a long loop runs
+/// one instance per thread, with its accumulations at the top level where
+/// the warp can reduce them.
+void unrollShortLoops(TraversalOp op) {
+  SmallVector<scf::ForOp> loops;
+  op.getBody().walk([&](scf::ForOp loop) { loops.push_back(loop); });
+  for (scf::ForOp loop : loops) {
+    std::optional<APInt> trips = loop.getStaticTripCount();
+    if (trips && trips->getZExtValue() < kMinLoopForLanes)
+      (void)loopUnrollFull(loop);
+  }
 }
 } // namespace
 
@@ -453,6 +488,7 @@ LogicalResult hector::gpu::checkTraversal(TraversalOp op) {
 }
 
 void hector::gpu::lowerTraversal(RewriterBase &rewriter, TraversalOp op) {
+  unrollShortLoops(op);
   FailureOr<TraversalPlan> plan = planTraversal(op); // checked before
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);

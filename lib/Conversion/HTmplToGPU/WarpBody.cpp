@@ -280,10 +280,10 @@ void hector::gpu::lowerAccumulatesToAtomics(RewriterBase &rewriter,
   }
 }
 
-void hector::gpu::emitSegmentedAccumulates(OpBuilder &b, Location loc,
-                                           Value lane, Value row,
-                                           ArrayRef<AccumulateOp> accumulates,
-                                           ValueRange values) {
+void hector::gpu::emitSegmentedAccumulates(
+    OpBuilder &b, Location loc, Value lane, Value row,
+    ArrayRef<AccumulateOp> accumulates, ValueRange values,
+    ArrayRef<SmallVector<Value>> rest) {
   using mlir::gpu::ShuffleMode;
   using mlir::gpu::ShuffleOp;
   Type i32 = b.getI32Type();
@@ -338,7 +338,7 @@ void hector::gpu::emitSegmentedAccumulates(OpBuilder &b, Location loc,
     AccumulateOp acc = accumulates[i];
     Value sum = sums[i];
     SmallVector<Value> indices{row};
-    llvm::append_range(indices, acc.getIndices().drop_front());
+    llvm::append_range(indices, rest[i]);
     emitAtomic(b, loc, atomicKind(acc.getKind(), sum.getType()), sum,
                acc.getDest(), indices);
   }

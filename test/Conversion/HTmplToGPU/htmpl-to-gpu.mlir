@@ -566,11 +566,22 @@ func.func @sum_features(%src: memref<?xi32>, %dst: memref<?xi32>,
 
 // -----
 
-// Heads: the head loop contains a loop, so every lane runs it (with its
-// per-head scalar); only the innermost feature loop is split over lanes.
+// Heads: the 4-iteration head loop is unrolled (a short loop would keep
+// most lanes idle); every lane computes each head's scalar, the lanes split
+// each head's 16-feature loop.
 // CHECK-LABEL: func.func @heads
+// CHECK-SAME: %[[ALPHA:[-a-zA-Z0-9_]+]]: memref<?x4xf32>, %[[Z:[-a-zA-Z0-9_]+]]: memref<?x64xf32>
 // CHECK: %[[LANE:[-a-zA-Z0-9_]+]] = arith.remui %{{.*}}, %c32 : index
-// CHECK: scf.for %[[H:[-a-zA-Z0-9_]+]] = %c0 to %c4 step %c1 {
+// CHECK: scf.for %[[E:[-a-zA-Z0-9_]+]] =
+// CHECK-NOT: %c4
+// CHECK: memref.load %[[ALPHA]][%[[E]], %c0]
+// CHECK: math.exp
+// CHECK: scf.for %{{.*}} = %[[LANE]] to %c16 step %c32 {
+// CHECK: memref.load %[[ALPHA]][%[[E]], %c1]
+// CHECK: math.exp
+// CHECK: scf.for %{{.*}} = %[[LANE]] to %c16 step %c32 {
+// CHECK: memref.load %[[ALPHA]][%[[E]], %c2]
+// CHECK: memref.load %[[ALPHA]][%[[E]], %c3]
 // CHECK: math.exp
 // CHECK: scf.for %{{.*}} = %[[LANE]] to %c16 step %c32 {
 func.func @heads(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
@@ -780,6 +791,41 @@ func.func @store_sites(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?x
     scf.for %f = %c0 to %c8 step %c1 {
       %v = memref.load %x[%rx, %f] : memref<?x8xf32>
       memref.store %v, %o[%ro, %f] : memref<?x8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A per-head scalar body (2 heads): the head loop is unrolled, nothing is
+// left for lanes to split, so one edge per thread; both accumulations are
+// now at the top level and reduced across the warp (one scan of the run
+// starts, one segmented scan per head).
+// CHECK-LABEL: func.func @expsum_heads
+// CHECK-SAME: %[[SUM:[-a-zA-Z0-9_]+]]: memref<?x2xf32>)
+// CHECK: gpu.launch
+// CHECK-NOT: workgroup
+// CHECK: %[[R:[-a-zA-Z0-9_]+]]:3 = scf.if %{{.*}} -> (f32, f32, index) {
+// CHECK-COUNT-2: math.exp
+// CHECK: } else {
+// CHECK-COUNT-5: gpu.shuffle up %{{.*}} : i32
+// CHECK-COUNT-10: gpu.shuffle up %{{.*}} : f32
+// CHECK: scf.if
+// CHECK-NEXT: memref.atomic_rmw addf %{{.*}}, %[[SUM]][%[[R]]#2, %{{.*}}]
+// CHECK-NEXT: memref.atomic_rmw addf %{{.*}}, %[[SUM]][%[[R]]#2, %{{.*}}]
+func.func @expsum_heads(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                        %s: memref<?x2xf32>, %sum: memref<?x2xf32>) {
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%s : memref<?x2xf32> as edge) outs(%sum : memref<?x2xf32> as dst) {
+  ^bb0(%e: index, %rs: index, %ro: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c2 = arith.constant 2 : index
+    scf.for %h = %c0 to %c2 step %c1 {
+      %x = memref.load %s[%rs, %h] : memref<?x2xf32>
+      %v = math.exp %x : f32
+      htmpl.accumulate add %v, %sum[%ro, %h] : f32, memref<?x2xf32>
     }
   }
   return
