@@ -95,9 +95,14 @@ def candidate_paths() -> list[str]:
         return [env]
     here = os.path.dirname(os.path.abspath(__file__))
     root = _repo_root()
-    paths = [os.path.join(here, LIB_NAME), os.path.join(root, "build-rt", LIB_NAME)]
+    paths = [os.path.join(here, LIB_NAME)]
+    # The build the tools come from first ($HECTOR_BUILD_DIR, else build/),
+    # so that Python and the compiled libraries use one runtime.
+    build = os.environ.get("HECTOR_BUILD_DIR") or os.path.join(root, "build")
+    paths.append(os.path.join(build, "runtime", LIB_NAME))
+    paths.append(os.path.join(root, "build-rt", LIB_NAME))
     paths += sorted(glob.glob(os.path.join(root, "build*", "runtime", LIB_NAME)))
-    return paths
+    return list(dict.fromkeys(paths))
 
 
 _lock = threading.Lock()
