@@ -20,7 +20,9 @@ import subprocess
 import sys
 
 _REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(_REPO, "python"))
+sys.path[:0] = [os.path.join(_REPO, "python"), os.path.join(_REPO, "test", "python")]
+
+from hectorc_support import find_tool  # noqa: E402
 
 F = 64  # feature width of the flat-loop models
 
@@ -151,14 +153,10 @@ func.func @gemm_typed(%lhs: memref<?x16xf32>, %rows: memref<?xi32>,
 
 
 def _hectorc() -> str:
-    candidates = []
-    if os.environ.get("HECTOR_BUILD_DIR"):
-        candidates.append(os.path.join(os.environ["HECTOR_BUILD_DIR"], "bin", "hectorc"))
-    candidates.append(os.path.join(_REPO, "build", "bin", "hectorc"))
-    for path in candidates:
-        if os.access(path, os.X_OK):
-            return path
-    raise SystemExit("hectorc not found in " + ", ".join(candidates))
+    path = find_tool("hectorc")
+    if path is None:
+        raise SystemExit("hectorc not found in $HECTOR_BUILD_DIR/bin or build/bin")
+    return path
 
 
 def build(directory: str) -> None:

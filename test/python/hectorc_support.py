@@ -1,4 +1,5 @@
-"""Finding the built `hectorc` and compiling models with it, for tests."""
+"""Finding the built tools (`hectorc`, `run_forward`) and compiling models
+with hectorc, for tests."""
 
 from __future__ import annotations
 
@@ -10,17 +11,26 @@ import pytest
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
-def hectorc() -> str:
-    """$HECTOR_BUILD_DIR/bin/hectorc or build/bin/hectorc; CI builds it first."""
+def find_tool(name: str) -> str:
+    """The path of a built tool, or None: $HECTOR_BUILD_DIR/bin, else build/bin."""
     candidates = []
     if os.environ.get("HECTOR_BUILD_DIR"):
-        candidates.append(os.path.join(os.environ["HECTOR_BUILD_DIR"], "bin", "hectorc"))
-    candidates.append(os.path.join(REPO, "build", "bin", "hectorc"))
-    for path in candidates:
-        if os.access(path, os.X_OK):
-            return path
-    pytest.fail("hectorc not found (tried " + ", ".join(candidates) + "): build it first, "
-                "e.g. scripts/build.sh hectorc")
+        candidates.append(os.path.join(os.environ["HECTOR_BUILD_DIR"], "bin", name))
+    candidates.append(os.path.join(REPO, "build", "bin", name))
+    return next((path for path in candidates if os.access(path, os.X_OK)), None)
+
+
+def tool(name: str) -> str:
+    """A built tool; fails the test when it is missing (CI builds everything first)."""
+    path = find_tool(name)
+    if path is None:
+        pytest.fail(f"{name} not found in $HECTOR_BUILD_DIR/bin or build/bin: build it "
+                    f"first, e.g. scripts/build.sh {name}")
+    return path
+
+
+def hectorc() -> str:
+    return tool("hectorc")
 
 
 def build(directory, source: str, *options: str, name: str = "libmodel.so") -> str:

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 
 from hector import compiled, graph as hgraph
-from hectorc_support import REPO, build
+from hectorc_support import REPO, build, tool
 from model_cases import reference, relative_error
 from reference import params
 
@@ -33,20 +33,8 @@ TOLERANCE = 1e-5
 WIDTH = 64  # examples/*.mlir are written for width 64, one head
 
 
-def run_forward_path() -> str:
-    candidates = []
-    if os.environ.get("HECTOR_BUILD_DIR"):
-        candidates.append(os.path.join(os.environ["HECTOR_BUILD_DIR"], "bin", "run_forward"))
-    candidates.append(os.path.join(REPO, "build", "bin", "run_forward"))
-    for path in candidates:
-        if os.access(path, os.X_OK):
-            return path
-    pytest.fail("run_forward not found (tried " + ", ".join(candidates) + "): build it "
-                "first, e.g. scripts/build.sh run_forward")
-
-
 def run(*args, cwd=None):
-    return subprocess.run([run_forward_path(), *map(str, args)], capture_output=True,
+    return subprocess.run([tool("run_forward"), *map(str, args)], capture_output=True,
                           text=True, cwd=cwd, timeout=120)
 
 
