@@ -30,6 +30,7 @@
 
 #include "GPULowering.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -50,6 +51,12 @@ constexpr int64_t kMaxSharedBytes = 48 * 1024;
 constexpr int64_t kStagedBytes = 40 * 1024;
 /// At most this many k-tiles are staged per barrier.
 constexpr int64_t kMaxStages = 8;
+/// ... and at most this many staged elements per thread (each is a load in
+/// flight, held in registers until it is stored to shared memory).
+constexpr int64_t kMaxStagedPerThread = 32;
+/// Unroll count of the staged product loop (0: LLVM decides; it unrolls all
+/// of it, and ptxas then holds every staged operand in registers).
+constexpr int32_t kProductUnroll = 4;
 /// Outer-product mode: rows reduced per barrier the stages aim at.
 constexpr int64_t kOuterStageRows = 32;
 
@@ -177,7 +184,8 @@ FailureOr<Schedule> getSchedule(GemmOp op) {
   // k-tile of 8 moves 2 KiB of gathered rows per block and barrier, far too
   // little in flight to hide memory latency; so the staged depth grows (in
   // whole k-tiles) towards the reduction length -- K, or kOuterStageRows
-  // rows in outer-product mode -- within kStagedBytes and kMaxStages.
+  // rows in outer-product mode -- within kStagedBytes, kMaxStages and
+  // kMaxStagedPerThread.
   int64_t reduction = kOuterStageRows;
   if (!op.isOuterProduct()) {
     int64_t k = staticSize(weight, w.kDim);
@@ -185,7 +193,9 @@ FailureOr<Schedule> getSchedule(GemmOp op) {
   }
   int64_t stages = 1;
   while (stages < kMaxStages && s.td * stages < reduction &&
-         bytes * (stages + 1) <= kStagedBytes)
+         bytes * (stages + 1) <= kStagedBytes &&
+         (s.tm + s.tn) * s.td * (stages + 1) <=
+             kMaxStagedPerThread * s.threads)
     ++stages;
   s.td *= stages;
   return s;
@@ -201,18 +211,19 @@ struct Kernel {
   Type element;
 };
 
-/// `cond ? build() : zero`, with the load only on the taken side.
-Value loadIf(OpBuilder &b, Location loc, Value cond, Type type,
-             function_ref<Value(OpBuilder &)> build) {
-  auto ifOp = scf::IfOp::create(
-      b, loc, cond,
-      [&](OpBuilder &b, Location loc) {
-        scf::YieldOp::create(b, loc, build(b));
-      },
-      [&](OpBuilder &b, Location loc) {
-        scf::YieldOp::create(b, loc, zeroOf(b, loc, type));
-      });
-  return ifOp.getResult(0);
+/// `cond ? value : 0`. The loaders read clamped, always valid addresses and
+/// select: no branch per staged element, so the loads of a stage issue
+/// together.
+Value selectOrZero(OpBuilder &b, Location loc, Value cond, Value value) {
+  return arith::SelectOp::create(b, loc, cond, value,
+                                 zeroOf(b, loc, value.getType()));
+}
+
+/// min(x, size - 1): a valid index when size > 0.
+Value clampBelow(OpBuilder &b, Location loc, Value x, Value size) {
+  return minIndex(
+      b, loc, x,
+      b.createOrFold<arith::SubIOp>(loc, size, constIndex(b, loc, 1)));
 }
 
 Value andAll(OpBuilder &b, Location loc, ArrayRef<Value> conds) {
@@ -300,6 +311,20 @@ SmallVector<Value> emitTileProduct(OpBuilder &b, Location loc, const Kernel &k,
                   contract));
           scf::YieldOp::create(b, loc, next);
         });
+    if (kProductUnroll > 0) {
+      MLIRContext *ctx = b.getContext();
+      auto unroll = LLVM::LoopUnrollAttr::get(
+          ctx, /*disable=*/{}, b.getI32IntegerAttr(kProductUnroll),
+          /*runtimeDisable=*/{}, /*full=*/{}, {}, {}, {});
+      loop->setAttr("llvm.loop_annotation",
+                    LLVM::LoopAnnotationAttr::get(
+                        ctx, /*disableNonforced=*/{}, /*vectorize=*/{},
+                        /*interleave=*/{}, unroll, /*unrollAndJam=*/{},
+                        /*licm=*/{}, /*distribute=*/{}, /*pipeline=*/{},
+                        /*peeled=*/{}, /*unswitch=*/{}, /*mustProgress=*/{},
+                        /*isVectorized=*/{}, /*startLoc=*/{}, /*endLoc=*/{},
+                        /*parallelAccesses=*/{}));
+    }
     return loop.getResults();
   };
   if (s.active() == s.threads)
@@ -461,8 +486,12 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
   Value head = launch.blockZ;
   Value rowBase = arith::MulIOp::create(b, loc, launch.blockX, tm);
   Value colBase = arith::MulIOp::create(b, loc, launch.blockY, tn);
-  Value rowEnd =
-      minIndex(b, loc, arith::AddIOp::create(b, loc, rowBase, tm), rows);
+  // A block without columns (N = 0 still launches one) has no rows either,
+  // so the clamped loads below always have a valid column.
+  Value rowEnd = arith::SelectOp::create(
+      b, loc, lessThan(b, loc, colBase, nSize),
+      minIndex(b, loc, arith::AddIOp::create(b, loc, rowBase, tm), rows),
+      rowBase);
   Value lhsColBase = arith::MulIOp::create(b, loc, head, kSize);
   Value outColBase = arith::MulIOp::create(b, loc, head, nSize);
 
@@ -484,18 +513,10 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
       if (slot.inTile)
         conds.push_back(slot.inTile);
       Value ok = andAll(b, loc, conds);
-      Value source = row;
-      if (lhsRows) {
-        auto ifOp = scf::IfOp::create(
-            b, loc, ok,
-            [&](OpBuilder &b, Location loc) {
-              scf::YieldOp::create(b, loc, loadIndex(b, loc, lhsRows, row));
-            },
-            [&](OpBuilder &b, Location loc) {
-              scf::YieldOp::create(b, loc, constIndex(b, loc, 0));
-            });
-        source = ifOp.getResult(0);
-      }
+      // Rows outside the piece read the piece's first row instead.
+      Value source = arith::SelectOp::create(b, loc, ok, row, lo);
+      if (lhsRows)
+        source = loadIndex(b, loc, lhsRows, source);
       aRow.push_back(m);
       aDepth.push_back(d);
       aRowOk.push_back(ok);
@@ -512,14 +533,13 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
                   source = aSource[p];
             const Slot &slot = aSlots[p];
             Value col = arith::AddIOp::create(b, loc, k0, d);
-            Value inK = lessThan(b, loc, col, kSize);
-            Value both = arith::AndIOp::create(b, loc, ok, inK);
-            Value value = loadIf(b, loc, both, element, [&](OpBuilder &b) {
-              Value lhsCol = arith::AddIOp::create(b, loc, lhsColBase, col);
-              return memref::LoadOp::create(b, loc, lhs,
-                                            ValueRange{source, lhsCol})
-                  .getResult();
-            });
+            Value both = arith::AndIOp::create(b, loc, ok,
+                                               lessThan(b, loc, col, kSize));
+            Value lhsCol = arith::AddIOp::create(
+                b, loc, lhsColBase, clampBelow(b, loc, col, kSize));
+            Value value = selectOrZero(
+                b, loc, both,
+                memref::LoadOp::create(b, loc, lhs, ValueRange{source, lhsCol}));
             storeSlot(b, loc, slot, value, k.tileA, d, m);
           }
           // B: element (d, n) is the weight at (k0 + d, colBase + n); the
@@ -539,13 +559,12 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
                                      lessThan(b, loc, col, nSize)};
             if (slot.inTile)
               conds.push_back(slot.inTile);
-            Value value = loadIf(
-                b, loc, andAll(b, loc, conds), element, [&](OpBuilder &b) {
-                  return memref::LoadOp::create(
-                             b, loc, weight,
-                             weightIndices(w, t, head, kk, col))
-                      .getResult();
-                });
+            Value value = selectOrZero(
+                b, loc, andAll(b, loc, conds),
+                memref::LoadOp::create(
+                    b, loc, weight,
+                    weightIndices(w, t, head, clampBelow(b, loc, kk, kSize),
+                                  clampBelow(b, loc, col, nSize))));
             storeSlot(b, loc, slot, value, k.tileB, d, n);
           }
           mlir::gpu::BarrierOp::create(b, loc);
@@ -645,8 +664,13 @@ void lowerOuterProductGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
   Value colBase = arith::MulIOp::create(
       b, loc, arith::RemUIOp::create(b, loc, launch.blockY, nTiles), tn);
   Value rowBase = arith::MulIOp::create(b, loc, launch.blockX, chunk);
-  Value rowEnd =
-      minIndex(b, loc, arith::AddIOp::create(b, loc, rowBase, chunk), rows);
+  // A block outside the weight (K or N = 0 still launches one) gets no rows.
+  Value inWeight = arith::AndIOp::create(b, loc, lessThan(b, loc, kBase, kSize),
+                                         lessThan(b, loc, colBase, nSize));
+  Value rowEnd = arith::SelectOp::create(
+      b, loc, inWeight,
+      minIndex(b, loc, arith::AddIOp::create(b, loc, rowBase, chunk), rows),
+      rowBase);
   Value lhsColBase = arith::MulIOp::create(b, loc, head, kSize);
   Value rhsColBase = arith::MulIOp::create(b, loc, head, nSize);
 
@@ -670,15 +694,16 @@ void lowerOuterProductGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
                                      lessThan(b, loc, kk, kSize)};
             if (slot.inTile)
               conds.push_back(slot.inTile);
-            Value value = loadIf(
-                b, loc, andAll(b, loc, conds), element, [&](OpBuilder &b) {
-                  Value source =
-                      lhsRows ? loadIndex(b, loc, lhsRows, row) : row;
-                  Value col = arith::AddIOp::create(b, loc, lhsColBase, kk);
-                  return memref::LoadOp::create(b, loc, lhs,
-                                                ValueRange{source, col})
-                      .getResult();
-                });
+            Value ok = andAll(b, loc, conds);
+            Value source = arith::SelectOp::create(
+                b, loc, lessThan(b, loc, row, hi), row, lo);
+            if (lhsRows)
+              source = loadIndex(b, loc, lhsRows, source);
+            Value col = arith::AddIOp::create(b, loc, lhsColBase,
+                                              clampBelow(b, loc, kk, kSize));
+            Value value = selectOrZero(
+                b, loc, ok,
+                memref::LoadOp::create(b, loc, lhs, ValueRange{source, col}));
             storeSlot(b, loc, slot, value, k.tileA, d, m);
           }
           for (const Slot &slot : bSlots) {
@@ -690,20 +715,19 @@ void lowerOuterProductGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
                                      lessThan(b, loc, col, nSize)};
             if (slot.inTile)
               conds.push_back(slot.inTile);
-            Value value = loadIf(
-                b, loc, andAll(b, loc, conds), element, [&](OpBuilder &b) {
-                  Value source =
-                      rhsRows ? loadIndex(b, loc, rhsRows, row) : row;
-                  Value fullCol = arith::AddIOp::create(b, loc, rhsColBase, col);
-                  Value v = memref::LoadOp::create(b, loc, rhs,
-                                                   ValueRange{source, fullCol});
-                  if (scale)
-                    v = arith::MulFOp::create(
-                        b, loc, v,
-                        rowScaleAt(b, loc, scale, fullN, row, fullCol));
-                  return v;
-                });
-            storeSlot(b, loc, slot, value, k.tileB, d, n);
+            Value ok = andAll(b, loc, conds);
+            Value inside = arith::SelectOp::create(
+                b, loc, lessThan(b, loc, row, hi), row, lo);
+            Value source =
+                rhsRows ? loadIndex(b, loc, rhsRows, inside) : inside;
+            Value fullCol = arith::AddIOp::create(
+                b, loc, rhsColBase, clampBelow(b, loc, col, nSize));
+            Value v =
+                memref::LoadOp::create(b, loc, rhs, ValueRange{source, fullCol});
+            if (scale)
+              v = arith::MulFOp::create(
+                  b, loc, v, rowScaleAt(b, loc, scale, fullN, inside, fullCol));
+            storeSlot(b, loc, slot, selectOrZero(b, loc, ok, v), k.tileB, d, n);
           }
           mlir::gpu::BarrierOp::create(b, loc);
           SmallVector<Value> next = emitTileProduct(b, loc, k, acc);

@@ -153,7 +153,8 @@ func.func @gemm_accumulate(%lhs: memref<?x8xf32>, %rhs: memref<8x4xf32>,
 
 // Input gradient: typed transposed weights [T, N, K] are staged as (k, n)
 // tiles, each thread reading weight element [t, n, k] (consecutive threads:
-// consecutive k, the stored order).
+// consecutive k, the stored order; indices clamped into the weight, the
+// value selected away outside it).
 // CHECK-LABEL: func.func @gemm_transpose_rhs
 // CHECK-SAME: (%[[LHS:[-a-zA-Z0-9_]+]]: memref<?x4xf32>, %[[RHS:[-a-zA-Z0-9_]+]]: memref<?x8x4xf32>,
 // CHECK: gpu.launch
@@ -162,7 +163,9 @@ func.func @gemm_accumulate(%lhs: memref<?x8xf32>, %rhs: memref<8x4xf32>,
 // CHECK: %[[D:[-a-zA-Z0-9_]+]] = arith.remui %{{.*}}, %c8 : index
 // CHECK: scf.while
 // CHECK: ^bb0(%[[T:[-a-zA-Z0-9_]+]]: index):
-// CHECK: memref.load %[[RHS]][%[[T]], %[[N]], %[[D]]] : memref<?x8x4xf32>
+// CHECK: %[[DC:[-a-zA-Z0-9_]+]] = arith.minsi %[[D]], %c3 : index
+// CHECK: %[[NC:[-a-zA-Z0-9_]+]] = arith.minsi %[[N]], %c7 : index
+// CHECK: memref.load %[[RHS]][%[[T]], %[[NC]], %[[DC]]] : memref<?x8x4xf32>
 // CHECK: memref.store %{{.*}}, %[[B]][%[[D]], %[[N]]]
 func.func @gemm_transpose_rhs(%lhs: memref<?x4xf32>, %rhs: memref<?x8x4xf32>,
                               %out: memref<?x8xf32>, %seg: memref<?xi32>) {
@@ -267,11 +270,12 @@ func.func @gemm_outer_product_per_head(%lhs: memref<?x8xf32>,
 
 // The schedule knobs: tile [32, 64, 16], coarsen 4 and 128 threads give a
 // 16 x 8 thread grid with 4 x 4 outputs per thread; 128 columns need two
-// column tiles (grid.y); four k-tiles of 16 are staged per barrier.
+// column tiles (grid.y); two k-tiles of 16 are staged per barrier (at most
+// 32 staged elements per thread).
 // CHECK-LABEL: func.func @gemm_knobs
 // CHECK: %[[TILES:[-a-zA-Z0-9_]+]] = arith.ceildivui %{{.*}}, %c32 : index
 // CHECK: %[[GX:[-a-zA-Z0-9_]+]] = arith.maxsi %[[TILES]], %c1 : index
-// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[GX]], %{{.*}} = %c2, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%{{.*}} : memref<64x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x65xf32, #gpu.address_space<workgroup>>)
+// CHECK: gpu.launch blocks({{.*}}) in (%{{.*}} = %[[GX]], %{{.*}} = %c2, %{{.*}} = %c1) threads({{.*}}) in (%{{.*}} = %c128, %{{.*}} = %c1, %{{.*}} = %c1) workgroup(%{{.*}} : memref<32x33xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x65xf32, #gpu.address_space<workgroup>>)
 // CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
 func.func @gemm_knobs(%lhs: memref<?x64xf32>, %rhs: memref<64x128xf32>,
                       %out: memref<?x128xf32>) {
