@@ -30,7 +30,6 @@
 
 #include "GPULowering.h"
 
-#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
 using namespace mlir;
@@ -54,9 +53,6 @@ constexpr int64_t kMaxStages = 8;
 /// ... and at most this many staged elements per thread (each is a load in
 /// flight, held in registers until it is stored to shared memory).
 constexpr int64_t kMaxStagedPerThread = 32;
-/// Unroll count of the staged product loop (0: LLVM decides; it unrolls all
-/// of it, and ptxas then holds every staged operand in registers).
-constexpr int32_t kProductUnroll = 4;
 /// Outer-product mode: rows reduced per barrier the stages aim at.
 constexpr int64_t kOuterStageRows = 32;
 
@@ -311,20 +307,6 @@ SmallVector<Value> emitTileProduct(OpBuilder &b, Location loc, const Kernel &k,
                   contract));
           scf::YieldOp::create(b, loc, next);
         });
-    if (kProductUnroll > 0) {
-      MLIRContext *ctx = b.getContext();
-      auto unroll = LLVM::LoopUnrollAttr::get(
-          ctx, /*disable=*/{}, b.getI32IntegerAttr(kProductUnroll),
-          /*runtimeDisable=*/{}, /*full=*/{}, {}, {}, {});
-      loop->setAttr("llvm.loop_annotation",
-                    LLVM::LoopAnnotationAttr::get(
-                        ctx, /*disableNonforced=*/{}, /*vectorize=*/{},
-                        /*interleave=*/{}, unroll, /*unrollAndJam=*/{},
-                        /*licm=*/{}, /*distribute=*/{}, /*pipeline=*/{},
-                        /*peeled=*/{}, /*unswitch=*/{}, /*mustProgress=*/{},
-                        /*isVectorized=*/{}, /*startLoc=*/{}, /*endLoc=*/{},
-                        /*parallelAccesses=*/{}));
-    }
     return loop.getResults();
   };
   if (s.active() == s.threads)
