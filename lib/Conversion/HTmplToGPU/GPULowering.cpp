@@ -1,4 +1,4 @@
-//===- GPULowering.cpp - helpers shared by the htmpl GPU kernels -*- C++ -*-===//
+//===- GPULowering.cpp - helpers of the htmpl GPU kernels -------*- C++ -*-===//
 
 #include "GPULowering.h"
 
@@ -110,9 +110,9 @@ void hector::gpu::emitZeroFill(OpBuilder &b, Location loc, Value buffer,
     total = b.createOrFold<arith::MulIOp>(loc, total, dims.back());
   }
   Value perBlock = constIndex(b, loc, threads);
-  Launch launch = createLaunch(b, loc, ceilDiv(b, loc, total, perBlock),
-                               constIndex(b, loc, 1), constIndex(b, loc, 1),
-                               threads);
+  Launch launch =
+      createLaunch(b, loc, ceilDiv(b, loc, total, perBlock),
+                   constIndex(b, loc, 1), constIndex(b, loc, 1), threads);
   Value id = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, launch.blockX, perBlock),
       launch.thread);
@@ -127,6 +127,6 @@ void hector::gpu::emitZeroFill(OpBuilder &b, Location loc, Value buffer,
     indices[d] = arith::RemUIOp::create(b, loc, rest, dims[d]);
     rest = arith::DivUIOp::create(b, loc, rest, dims[d]);
   }
-  memref::StoreOp::create(b, loc, zeroOf(b, loc, type.getElementType()),
-                          buffer, indices);
+  memref::StoreOp::create(b, loc, zeroOf(b, loc, type.getElementType()), buffer,
+                          indices);
 }

@@ -1,10 +1,11 @@
-//===- GemmToGPU.cpp - htmpl.gemm to a shared-memory tiled kernel -*- C++ -*-===//
+//===- GemmToGPU.cpp - htmpl.gemm to tiled GPU kernels ----------*- C++ -*-===//
 //
 // One thread block computes a tile of `tm` x `tn` outputs, stepping through
 // the reduction `td` at a time: the block stages a `td` x `tm` slice of the
 // left operand and a `td` x `tn` slice of the right one in shared memory,
 // synchronises, and every thread accumulates a `cm` x `cn` register block
-// (cn = coarsen) from them.
+// (cn = coarsen) from them. `td` is the tile's k times a number of stages
+// chosen to keep enough loads in flight (getSchedule).
 //
 // Row mode (forward and input gradients): the tile is (rows, output
 // columns), the reduction runs over K. Blocks tile the instance rows
@@ -149,9 +150,8 @@ FailureOr<Schedule> getSchedule(GemmOp op) {
 
   auto fail = [&](const Twine &why) -> FailureOr<Schedule> {
     return op.emitOpError("cannot be mapped onto a GPU thread block: ")
-           << why << " (tile [" << tile[0] << ", " << tile[1] << ", "
-           << tile[2] << "], coarsen " << s.cn << ", launch_bounds "
-           << s.threads << ")";
+           << why << " (tile [" << tile[0] << ", " << tile[1] << ", " << tile[2]
+           << "], coarsen " << s.cn << ", launch_bounds " << s.threads << ")";
   };
   if (s.tn % s.cn != 0)
     return fail("the column tile is not a multiple of the coarsening factor");
@@ -173,8 +173,7 @@ FailureOr<Schedule> getSchedule(GemmOp op) {
                   std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
   if (bytes > kMaxSharedBytes)
     return fail("the staged tiles need " + Twine(bytes) +
-                " bytes of shared memory, more than " +
-                Twine(kMaxSharedBytes));
+                " bytes of shared memory, more than " + Twine(kMaxSharedBytes));
 
   // Stages: consecutive k-tiles staged together between two barriers. One
   // k-tile of 8 moves 2 KiB of gathered rows per block and barrier, far too
@@ -190,8 +189,7 @@ FailureOr<Schedule> getSchedule(GemmOp op) {
   int64_t stages = 1;
   while (stages < kMaxStages && s.td * stages < reduction &&
          bytes * (stages + 1) <= kStagedBytes &&
-         (s.tm + s.tn) * s.td * (stages + 1) <=
-             kMaxStagedPerThread * s.threads)
+         (s.tm + s.tn) * s.td * (stages + 1) <= kMaxStagedPerThread * s.threads)
     ++stages;
   s.td *= stages;
   return s;
@@ -200,9 +198,9 @@ FailureOr<Schedule> getSchedule(GemmOp op) {
 /// The builder's view of one kernel: thread coordinates and shared tiles.
 struct Kernel {
   Schedule s;
-  Value thread;     // thread id in the block
-  Value threadRow;  // tid / threadsN: first register row is threadRow * cm
-  Value threadCol;  // tid % threadsN: register columns threadCol + j*threadsN
+  Value thread;       // thread id in the block
+  Value threadRow;    // tid / threadsN: first register row is threadRow * cm
+  Value threadCol;    // tid % threadsN: register columns threadCol + j*threadsN
   Value tileA, tileB; // shared [td][tm+1] and [td][tn+1]
   Type element;
 };
@@ -284,14 +282,14 @@ SmallVector<Value> emitTileProduct(OpBuilder &b, Location loc, const Kernel &k,
                                                 constIndex(b, loc, s.cm));
           SmallVector<Value> a, w;
           for (int64_t i = 0; i < s.cm; ++i) {
-            Value m = arith::AddIOp::create(b, loc, rowBase,
-                                            constIndex(b, loc, i));
+            Value m =
+                arith::AddIOp::create(b, loc, rowBase, constIndex(b, loc, i));
             a.push_back(
                 memref::LoadOp::create(b, loc, k.tileA, ValueRange{d, m}));
           }
           for (int64_t j = 0; j < s.cn; ++j) {
-            Value n = arith::AddIOp::create(
-                b, loc, k.threadCol, constIndex(b, loc, j * s.threadsN));
+            Value n = arith::AddIOp::create(b, loc, k.threadCol,
+                                            constIndex(b, loc, j * s.threadsN));
             w.push_back(
                 memref::LoadOp::create(b, loc, k.tileB, ValueRange{d, n}));
           }
@@ -337,8 +335,8 @@ void forEachPiece(OpBuilder &b, Location loc, Value segments, Value rowBase,
     return;
   }
   Value numTypes = maxIndex(
-      b, loc, b.createOrFold<arith::SubIOp>(loc, dimOf(b, loc, segments, 0), c1),
-      c0);
+      b, loc,
+      b.createOrFold<arith::SubIOp>(loc, dimOf(b, loc, segments, 0), c1), c0);
   Value first = searchOffsets(b, loc, segments, numTypes, rowBase);
   Type indexType = b.getIndexType();
   scf::WhileOp::create(
@@ -408,23 +406,22 @@ void emitClearScatteredRows(OpBuilder &b, GemmOp op, Value rows, Value fullN,
   Location loc = op.getLoc();
   Value total = b.createOrFold<arith::MulIOp>(loc, rows, fullN);
   Value perBlock = constIndex(b, loc, threads);
-  Launch launch = createLaunch(b, loc, ceilDiv(b, loc, total, perBlock),
-                               constIndex(b, loc, 1), constIndex(b, loc, 1),
-                               threads);
+  Launch launch =
+      createLaunch(b, loc, ceilDiv(b, loc, total, perBlock),
+                   constIndex(b, loc, 1), constIndex(b, loc, 1), threads);
   Value id = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, launch.blockX, perBlock),
       launch.thread);
   Value i = arith::DivUIOp::create(b, loc, id, fullN);
   Value n = arith::RemUIOp::create(b, loc, id, fullN);
-  SmallVector<Value> conds{lessThan(b, loc, id, total)};
-  auto guard = scf::IfOp::create(b, loc, conds[0], /*withElseRegion=*/false);
+  auto guard = scf::IfOp::create(b, loc, lessThan(b, loc, id, total),
+                                 /*withElseRegion=*/false);
   b.setInsertionPointToStart(guard.thenBlock());
   if (Value segments = op.getSegments()) {
     Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
     Value numTypes = maxIndex(
         b, loc,
-        b.createOrFold<arith::SubIOp>(loc, dimOf(b, loc, segments, 0), c1),
-        c0);
+        b.createOrFold<arith::SubIOp>(loc, dimOf(b, loc, segments, 0), c1), c0);
     Value first = loadIndex(b, loc, segments, c0);
     Value last = loadIndex(b, loc, segments, numTypes);
     Value inside = arith::AndIOp::create(
@@ -461,9 +458,9 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
   Value tm = constIndex(b, loc, s.tm), tn = constIndex(b, loc, s.tn),
         td = constIndex(b, loc, s.td);
   OpBuilder::InsertionGuard insertion(b);
-  Launch launch =
-      createLaunch(b, loc, ceilDiv(b, loc, rows, tm), ceilDiv(b, loc, nSize, tn),
-                   heads, s.threads, tileTypes(s, element));
+  Launch launch = createLaunch(b, loc, ceilDiv(b, loc, rows, tm),
+                               ceilDiv(b, loc, nSize, tn), heads, s.threads,
+                               tileTypes(s, element));
   Kernel k = makeKernel(b, loc, s, launch, element);
   Value head = launch.blockZ;
   Value rowBase = arith::MulIOp::create(b, loc, launch.blockX, tm);
@@ -477,128 +474,133 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
   Value lhsColBase = arith::MulIOp::create(b, loc, head, kSize);
   Value outColBase = arith::MulIOp::create(b, loc, head, nSize);
 
-  forEachPiece(b, loc, segments, rowBase, rowEnd, [&](OpBuilder &b, Value t,
-                                                      Value lo, Value hi) {
-    Value c0 = constIndex(b, loc, 0);
-    // A: element (d, m) of the tile is lhs[l(rowBase + m), k0 + d];
-    // consecutive threads read consecutive columns of one row. The gathered
-    // row of each slot is resolved once, outside the reduction loop.
-    SmallVector<Slot> aSlots = tileSlots(b, loc, k, s.tm * s.td);
-    SmallVector<Value> aRow, aDepth, aRowOk, aSource;
-    for (const Slot &slot : aSlots) {
-      Value m = arith::DivUIOp::create(b, loc, slot.id, td);
-      Value d = arith::RemUIOp::create(b, loc, slot.id, td);
-      Value row = arith::AddIOp::create(b, loc, rowBase, m);
-      SmallVector<Value> conds{
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
-          lessThan(b, loc, row, hi)};
-      if (slot.inTile)
-        conds.push_back(slot.inTile);
-      Value ok = andAll(b, loc, conds);
-      // Rows outside the piece read the piece's first row instead.
-      Value source = arith::SelectOp::create(b, loc, ok, row, lo);
-      if (lhsRows)
-        source = loadIndex(b, loc, lhsRows, source);
-      aRow.push_back(m);
-      aDepth.push_back(d);
-      aRowOk.push_back(ok);
-      aSource.push_back(source);
-    }
-    SmallVector<Slot> bSlots = tileSlots(b, loc, k, s.tn * s.td);
-
-    SmallVector<Value> init(s.cm * s.cn, zeroOf(b, loc, element));
-    auto kLoop = scf::ForOp::create(
-        b, loc, c0, kSize, td, init,
-        [&](OpBuilder &b, Location loc, Value k0, ValueRange acc) {
-          for (size_t p = 0; p < aSlots.size(); ++p) {
-            Value m = aRow[p], d = aDepth[p], ok = aRowOk[p],
-                  source = aSource[p];
-            const Slot &slot = aSlots[p];
-            Value col = arith::AddIOp::create(b, loc, k0, d);
-            Value both = arith::AndIOp::create(b, loc, ok,
-                                               lessThan(b, loc, col, kSize));
-            Value lhsCol = arith::AddIOp::create(
-                b, loc, lhsColBase, clampBelow(b, loc, col, kSize));
-            Value value = selectOrZero(
-                b, loc, both,
-                memref::LoadOp::create(b, loc, lhs, ValueRange{source, lhsCol}));
-            storeSlot(b, loc, slot, value, k.tileA, d, m);
-          }
-          // B: element (d, n) is the weight at (k0 + d, colBase + n); the
-          // thread order follows the stored layout so reads coalesce.
-          for (const Slot &slot : bSlots) {
-            Value d, n;
-            if (w.transposed) {
-              d = arith::RemUIOp::create(b, loc, slot.id, td);
-              n = arith::DivUIOp::create(b, loc, slot.id, td);
-            } else {
-              d = arith::DivUIOp::create(b, loc, slot.id, tn);
-              n = arith::RemUIOp::create(b, loc, slot.id, tn);
-            }
-            Value kk = arith::AddIOp::create(b, loc, k0, d);
-            Value col = arith::AddIOp::create(b, loc, colBase, n);
-            SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
-                                     lessThan(b, loc, col, nSize)};
-            if (slot.inTile)
-              conds.push_back(slot.inTile);
-            Value value = selectOrZero(
-                b, loc, andAll(b, loc, conds),
-                memref::LoadOp::create(
-                    b, loc, weight,
-                    weightIndices(w, t, head, clampBelow(b, loc, kk, kSize),
-                                  clampBelow(b, loc, col, nSize))));
-            storeSlot(b, loc, slot, value, k.tileB, d, n);
-          }
-          mlir::gpu::BarrierOp::create(b, loc);
-          SmallVector<Value> next = emitTileProduct(b, loc, k, acc);
-          mlir::gpu::BarrierOp::create(b, loc);
-          scf::YieldOp::create(b, loc, next);
-        });
-
-    // Epilogue: every register of an active thread that maps to a row of
-    // this piece and an existing column.
-    Value active = s.active() == s.threads
-                       ? Value()
-                       : lessThan(b, loc, k.thread,
-                                  constIndex(b, loc, s.active()));
-    Value firstRow = arith::AddIOp::create(
-        b, loc, rowBase,
-        arith::MulIOp::create(b, loc, k.threadRow, constIndex(b, loc, s.cm)));
-    for (int64_t i = 0; i < s.cm; ++i) {
-      Value row = arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
-      for (int64_t j = 0; j < s.cn; ++j) {
-        Value col = arith::AddIOp::create(
-            b, loc, colBase,
-            arith::AddIOp::create(b, loc, k.threadCol,
-                                  constIndex(b, loc, j * s.threadsN)));
-        SmallVector<Value> conds{
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
-            lessThan(b, loc, row, hi), lessThan(b, loc, col, nSize)};
-        if (active)
-          conds.push_back(active);
-        auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
-                                      /*withElseRegion=*/false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        Value value = kLoop.getResult(i * s.cn + j);
-        Value outCol = arith::AddIOp::create(b, loc, outColBase, col);
-        if (scale)
-          value = arith::MulFOp::create(
-              b, loc, value, rowScaleAt(b, loc, scale, fullN, row, outCol));
-        Value o = outRows ? loadIndex(b, loc, outRows, row) : row;
-        SmallVector<Value, 2> at{o, outCol};
-        if (op.getAtomic()) {
-          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,
-                                      value, out, at);
-          continue;
+  forEachPiece(
+      b, loc, segments, rowBase, rowEnd,
+      [&](OpBuilder &b, Value t, Value lo, Value hi) {
+        Value c0 = constIndex(b, loc, 0);
+        // A: element (d, m) of the tile is lhs[l(rowBase + m), k0 + d];
+        // consecutive threads read consecutive columns of one row. The gathered
+        // row of each slot is resolved once, outside the reduction loop.
+        SmallVector<Slot> aSlots = tileSlots(b, loc, k, s.tm * s.td);
+        SmallVector<Value> aRow, aDepth, aRowOk, aSource;
+        for (const Slot &slot : aSlots) {
+          Value m = arith::DivUIOp::create(b, loc, slot.id, td);
+          Value d = arith::RemUIOp::create(b, loc, slot.id, td);
+          Value row = arith::AddIOp::create(b, loc, rowBase, m);
+          SmallVector<Value> conds{
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
+              lessThan(b, loc, row, hi)};
+          if (slot.inTile)
+            conds.push_back(slot.inTile);
+          Value ok = andAll(b, loc, conds);
+          // Rows outside the piece read the piece's first row instead.
+          Value source = arith::SelectOp::create(b, loc, ok, row, lo);
+          if (lhsRows)
+            source = loadIndex(b, loc, lhsRows, source);
+          aRow.push_back(m);
+          aDepth.push_back(d);
+          aRowOk.push_back(ok);
+          aSource.push_back(source);
         }
-        if (op.getAccumulate())
-          value = arith::AddFOp::create(
-              b, loc, memref::LoadOp::create(b, loc, out, at), value);
-        memref::StoreOp::create(b, loc, value, out, at);
-      }
-    }
-  });
+        SmallVector<Slot> bSlots = tileSlots(b, loc, k, s.tn * s.td);
+
+        SmallVector<Value> init(s.cm * s.cn, zeroOf(b, loc, element));
+        auto kLoop = scf::ForOp::create(
+            b, loc, c0, kSize, td, init,
+            [&](OpBuilder &b, Location loc, Value k0, ValueRange acc) {
+              for (size_t p = 0; p < aSlots.size(); ++p) {
+                Value m = aRow[p], d = aDepth[p], ok = aRowOk[p],
+                      source = aSource[p];
+                const Slot &slot = aSlots[p];
+                Value col = arith::AddIOp::create(b, loc, k0, d);
+                Value both = arith::AndIOp::create(
+                    b, loc, ok, lessThan(b, loc, col, kSize));
+                Value lhsCol = arith::AddIOp::create(
+                    b, loc, lhsColBase, clampBelow(b, loc, col, kSize));
+                Value value =
+                    selectOrZero(b, loc, both,
+                                 memref::LoadOp::create(
+                                     b, loc, lhs, ValueRange{source, lhsCol}));
+                storeSlot(b, loc, slot, value, k.tileA, d, m);
+              }
+              // B: element (d, n) is the weight at (k0 + d, colBase + n); the
+              // thread order follows the stored layout so reads coalesce.
+              for (const Slot &slot : bSlots) {
+                Value d, n;
+                if (w.transposed) {
+                  d = arith::RemUIOp::create(b, loc, slot.id, td);
+                  n = arith::DivUIOp::create(b, loc, slot.id, td);
+                } else {
+                  d = arith::DivUIOp::create(b, loc, slot.id, tn);
+                  n = arith::RemUIOp::create(b, loc, slot.id, tn);
+                }
+                Value kk = arith::AddIOp::create(b, loc, k0, d);
+                Value col = arith::AddIOp::create(b, loc, colBase, n);
+                SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
+                                         lessThan(b, loc, col, nSize)};
+                if (slot.inTile)
+                  conds.push_back(slot.inTile);
+                Value value = selectOrZero(
+                    b, loc, andAll(b, loc, conds),
+                    memref::LoadOp::create(
+                        b, loc, weight,
+                        weightIndices(w, t, head, clampBelow(b, loc, kk, kSize),
+                                      clampBelow(b, loc, col, nSize))));
+                storeSlot(b, loc, slot, value, k.tileB, d, n);
+              }
+              mlir::gpu::BarrierOp::create(b, loc);
+              SmallVector<Value> next = emitTileProduct(b, loc, k, acc);
+              mlir::gpu::BarrierOp::create(b, loc);
+              scf::YieldOp::create(b, loc, next);
+            });
+
+        // Epilogue: every register of an active thread that maps to a row of
+        // this piece and an existing column.
+        Value active =
+            s.active() == s.threads
+                ? Value()
+                : lessThan(b, loc, k.thread, constIndex(b, loc, s.active()));
+        Value firstRow = arith::AddIOp::create(
+            b, loc, rowBase,
+            arith::MulIOp::create(b, loc, k.threadRow,
+                                  constIndex(b, loc, s.cm)));
+        for (int64_t i = 0; i < s.cm; ++i) {
+          Value row =
+              arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
+          for (int64_t j = 0; j < s.cn; ++j) {
+            Value col = arith::AddIOp::create(
+                b, loc, colBase,
+                arith::AddIOp::create(b, loc, k.threadCol,
+                                      constIndex(b, loc, j * s.threadsN)));
+            SmallVector<Value> conds{
+                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo,
+                                      row),
+                lessThan(b, loc, row, hi), lessThan(b, loc, col, nSize)};
+            if (active)
+              conds.push_back(active);
+            auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
+                                          /*withElseRegion=*/false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(ifOp.thenBlock());
+            Value value = kLoop.getResult(i * s.cn + j);
+            Value outCol = arith::AddIOp::create(b, loc, outColBase, col);
+            if (scale)
+              value = arith::MulFOp::create(
+                  b, loc, value, rowScaleAt(b, loc, scale, fullN, row, outCol));
+            Value o = outRows ? loadIndex(b, loc, outRows, row) : row;
+            SmallVector<Value, 2> at{o, outCol};
+            if (op.getAtomic()) {
+              memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,
+                                          value, out, at);
+              continue;
+            }
+            if (op.getAccumulate())
+              value = arith::AddFOp::create(
+                  b, loc, memref::LoadOp::create(b, loc, out, at), value);
+            memref::StoreOp::create(b, loc, value, out, at);
+          }
+        }
+      });
 }
 
 void lowerOuterProductGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
@@ -635,10 +637,10 @@ void lowerOuterProductGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
   Value nTiles = maxIndex(b, loc, ceilDiv(b, loc, nSize, tn), c1);
 
   OpBuilder::InsertionGuard insertion(b);
-  Launch launch = createLaunch(
-      b, loc, ceilDiv(b, loc, rows, chunk),
-      b.createOrFold<arith::MulIOp>(loc, kTiles, nTiles), heads, s.threads,
-      tileTypes(s, element));
+  Launch launch =
+      createLaunch(b, loc, ceilDiv(b, loc, rows, chunk),
+                   b.createOrFold<arith::MulIOp>(loc, kTiles, nTiles), heads,
+                   s.threads, tileTypes(s, element));
   Kernel k = makeKernel(b, loc, s, launch, element);
   Value head = launch.blockZ;
   Value kBase = arith::MulIOp::create(
@@ -656,96 +658,102 @@ void lowerOuterProductGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
   Value lhsColBase = arith::MulIOp::create(b, loc, head, kSize);
   Value rhsColBase = arith::MulIOp::create(b, loc, head, nSize);
 
-  forEachPiece(b, loc, segments, rowBase, rowEnd, [&](OpBuilder &b, Value t,
-                                                      Value lo, Value hi) {
-    SmallVector<Slot> aSlots = tileSlots(b, loc, k, s.tm * s.td);
-    SmallVector<Slot> bSlots = tileSlots(b, loc, k, s.tn * s.td);
-    SmallVector<Value> init(s.cm * s.cn, zeroOf(b, loc, element));
-    auto rowLoop = scf::ForOp::create(
-        b, loc, lo, hi, td, init,
-        [&](OpBuilder &b, Location loc, Value r0, ValueRange acc) {
-          // A: element (d, m) is lhs[l(r0 + d), K-offset + m]; B: element
-          // (d, n) is rhs[r(r0 + d), N-offset + n] times the row scale.
-          // Consecutive threads read consecutive columns.
-          for (const Slot &slot : aSlots) {
-            Value d = arith::DivUIOp::create(b, loc, slot.id, tm);
-            Value m = arith::RemUIOp::create(b, loc, slot.id, tm);
-            Value row = arith::AddIOp::create(b, loc, r0, d);
-            Value kk = arith::AddIOp::create(b, loc, kBase, m);
-            SmallVector<Value> conds{lessThan(b, loc, row, hi),
-                                     lessThan(b, loc, kk, kSize)};
-            if (slot.inTile)
-              conds.push_back(slot.inTile);
-            Value ok = andAll(b, loc, conds);
-            Value source = arith::SelectOp::create(
-                b, loc, lessThan(b, loc, row, hi), row, lo);
-            if (lhsRows)
-              source = loadIndex(b, loc, lhsRows, source);
-            Value col = arith::AddIOp::create(b, loc, lhsColBase,
-                                              clampBelow(b, loc, kk, kSize));
-            Value value = selectOrZero(
-                b, loc, ok,
-                memref::LoadOp::create(b, loc, lhs, ValueRange{source, col}));
-            storeSlot(b, loc, slot, value, k.tileA, d, m);
-          }
-          for (const Slot &slot : bSlots) {
-            Value d = arith::DivUIOp::create(b, loc, slot.id, tn);
-            Value n = arith::RemUIOp::create(b, loc, slot.id, tn);
-            Value row = arith::AddIOp::create(b, loc, r0, d);
-            Value col = arith::AddIOp::create(b, loc, colBase, n);
-            SmallVector<Value> conds{lessThan(b, loc, row, hi),
-                                     lessThan(b, loc, col, nSize)};
-            if (slot.inTile)
-              conds.push_back(slot.inTile);
-            Value ok = andAll(b, loc, conds);
-            Value inside = arith::SelectOp::create(
-                b, loc, lessThan(b, loc, row, hi), row, lo);
-            Value source =
-                rhsRows ? loadIndex(b, loc, rhsRows, inside) : inside;
-            Value fullCol = arith::AddIOp::create(
-                b, loc, rhsColBase, clampBelow(b, loc, col, nSize));
-            Value v =
-                memref::LoadOp::create(b, loc, rhs, ValueRange{source, fullCol});
-            if (scale)
-              v = arith::MulFOp::create(
-                  b, loc, v, rowScaleAt(b, loc, scale, fullN, inside, fullCol));
-            storeSlot(b, loc, slot, selectOrZero(b, loc, ok, v), k.tileB, d, n);
-          }
-          mlir::gpu::BarrierOp::create(b, loc);
-          SmallVector<Value> next = emitTileProduct(b, loc, k, acc);
-          mlir::gpu::BarrierOp::create(b, loc);
-          scf::YieldOp::create(b, loc, next);
-        });
+  forEachPiece(
+      b, loc, segments, rowBase, rowEnd,
+      [&](OpBuilder &b, Value t, Value lo, Value hi) {
+        SmallVector<Slot> aSlots = tileSlots(b, loc, k, s.tm * s.td);
+        SmallVector<Slot> bSlots = tileSlots(b, loc, k, s.tn * s.td);
+        SmallVector<Value> init(s.cm * s.cn, zeroOf(b, loc, element));
+        auto rowLoop = scf::ForOp::create(
+            b, loc, lo, hi, td, init,
+            [&](OpBuilder &b, Location loc, Value r0, ValueRange acc) {
+              // A: element (d, m) is lhs[l(r0 + d), K-offset + m]; B: element
+              // (d, n) is rhs[r(r0 + d), N-offset + n] times the row scale.
+              // Consecutive threads read consecutive columns.
+              for (const Slot &slot : aSlots) {
+                Value d = arith::DivUIOp::create(b, loc, slot.id, tm);
+                Value m = arith::RemUIOp::create(b, loc, slot.id, tm);
+                Value row = arith::AddIOp::create(b, loc, r0, d);
+                Value kk = arith::AddIOp::create(b, loc, kBase, m);
+                SmallVector<Value> conds{lessThan(b, loc, row, hi),
+                                         lessThan(b, loc, kk, kSize)};
+                if (slot.inTile)
+                  conds.push_back(slot.inTile);
+                Value ok = andAll(b, loc, conds);
+                Value source = arith::SelectOp::create(
+                    b, loc, lessThan(b, loc, row, hi), row, lo);
+                if (lhsRows)
+                  source = loadIndex(b, loc, lhsRows, source);
+                Value col = arith::AddIOp::create(
+                    b, loc, lhsColBase, clampBelow(b, loc, kk, kSize));
+                Value value =
+                    selectOrZero(b, loc, ok,
+                                 memref::LoadOp::create(
+                                     b, loc, lhs, ValueRange{source, col}));
+                storeSlot(b, loc, slot, value, k.tileA, d, m);
+              }
+              for (const Slot &slot : bSlots) {
+                Value d = arith::DivUIOp::create(b, loc, slot.id, tn);
+                Value n = arith::RemUIOp::create(b, loc, slot.id, tn);
+                Value row = arith::AddIOp::create(b, loc, r0, d);
+                Value col = arith::AddIOp::create(b, loc, colBase, n);
+                SmallVector<Value> conds{lessThan(b, loc, row, hi),
+                                         lessThan(b, loc, col, nSize)};
+                if (slot.inTile)
+                  conds.push_back(slot.inTile);
+                Value ok = andAll(b, loc, conds);
+                Value inside = arith::SelectOp::create(
+                    b, loc, lessThan(b, loc, row, hi), row, lo);
+                Value source =
+                    rhsRows ? loadIndex(b, loc, rhsRows, inside) : inside;
+                Value fullCol = arith::AddIOp::create(
+                    b, loc, rhsColBase, clampBelow(b, loc, col, nSize));
+                Value v = memref::LoadOp::create(b, loc, rhs,
+                                                 ValueRange{source, fullCol});
+                if (scale)
+                  v = arith::MulFOp::create(
+                      b, loc, v,
+                      rowScaleAt(b, loc, scale, fullN, inside, fullCol));
+                storeSlot(b, loc, slot, selectOrZero(b, loc, ok, v), k.tileB, d,
+                          n);
+              }
+              mlir::gpu::BarrierOp::create(b, loc);
+              SmallVector<Value> next = emitTileProduct(b, loc, k, acc);
+              mlir::gpu::BarrierOp::create(b, loc);
+              scf::YieldOp::create(b, loc, next);
+            });
 
-    // Epilogue: add this piece's partial tile to slice t.
-    Value active = s.active() == s.threads
-                       ? Value()
-                       : lessThan(b, loc, k.thread,
-                                  constIndex(b, loc, s.active()));
-    Value firstK = arith::AddIOp::create(
-        b, loc, kBase,
-        arith::MulIOp::create(b, loc, k.threadRow, constIndex(b, loc, s.cm)));
-    for (int64_t i = 0; i < s.cm; ++i) {
-      Value kk = arith::AddIOp::create(b, loc, firstK, constIndex(b, loc, i));
-      for (int64_t j = 0; j < s.cn; ++j) {
-        Value col = arith::AddIOp::create(
-            b, loc, colBase,
-            arith::AddIOp::create(b, loc, k.threadCol,
-                                  constIndex(b, loc, j * s.threadsN)));
-        SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
-                                 lessThan(b, loc, col, nSize)};
-        if (active)
-          conds.push_back(active);
-        auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
-                                      /*withElseRegion=*/false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,
-                                    rowLoop.getResult(i * s.cn + j), out,
-                                    weightIndices(w, t, head, kk, col));
-      }
-    }
-  });
+        // Epilogue: add this piece's partial tile to slice t.
+        Value active =
+            s.active() == s.threads
+                ? Value()
+                : lessThan(b, loc, k.thread, constIndex(b, loc, s.active()));
+        Value firstK = arith::AddIOp::create(
+            b, loc, kBase,
+            arith::MulIOp::create(b, loc, k.threadRow,
+                                  constIndex(b, loc, s.cm)));
+        for (int64_t i = 0; i < s.cm; ++i) {
+          Value kk =
+              arith::AddIOp::create(b, loc, firstK, constIndex(b, loc, i));
+          for (int64_t j = 0; j < s.cn; ++j) {
+            Value col = arith::AddIOp::create(
+                b, loc, colBase,
+                arith::AddIOp::create(b, loc, k.threadCol,
+                                      constIndex(b, loc, j * s.threadsN)));
+            SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
+                                     lessThan(b, loc, col, nSize)};
+            if (active)
+              conds.push_back(active);
+            auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
+                                          /*withElseRegion=*/false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(ifOp.thenBlock());
+            memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf,
+                                        rowLoop.getResult(i * s.cn + j), out,
+                                        weightIndices(w, t, head, kk, col));
+          }
+        }
+      });
 }
 } // namespace
 

@@ -3,10 +3,10 @@
 // The htmpl-to-gpu pass: every htmpl.gemm becomes a shared-memory tiled GEMM
 // launch (GemmToGPU.cpp) and every htmpl.traversal a launch that puts
 // features on the lanes of a warp or instances on threads
-// (TraversalToGPU.cpp, with the warp-level rewriting of the body in
-// WarpBody.cpp). The launches sit in the host function where the instances
-// were; gpu-kernel-outlining turns them into kernels. docs/gpu-templates.md
-// explains the designs.
+// (TraversalToGPU.cpp; TraversalPlan.cpp chooses the mapping, WarpBody.cpp
+// rewrites the body for the lanes). The launches sit in the host function
+// where the instances were; gpu-kernel-outlining turns them into kernels.
+// docs/gpu-templates.md explains the designs.
 //
 //===----------------------------------------------------------------------===//
 

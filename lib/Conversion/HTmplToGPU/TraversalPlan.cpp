@@ -340,10 +340,9 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
       continue;
     const Access *first = list.front();
     scf::ForOp loop = enclosingDistributed(first->op, plan);
-    bool uniformStores =
-        !reads && llvm::all_of(list, [&](const Access *a) {
-          return isa<memref::StoreOp>(a->op) && !enclosingDistributed(a->op, plan);
-        });
+    bool uniformStores = !reads && llvm::all_of(list, [&](const Access *a) {
+      return isa<memref::StoreOp>(a->op) && !enclosingDistributed(a->op, plan);
+    });
     if (uniformStores)
       continue;
     bool safe = loop != nullptr;
@@ -358,7 +357,7 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
     warpSafe &= safe && injectiveIn(first->indices, loop);
   }
   plan.mode = warpSafe && !plan.distributed.empty() ? TraversalMode::Warp
-                                                     : TraversalMode::Thread;
+                                                    : TraversalMode::Thread;
   if (plan.mode == TraversalMode::Thread)
     plan.distributed.clear();
   if (op.getDomain() != Domain::Edges)
@@ -421,9 +420,8 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
     if (!(element.isF32() || element.isInteger(32)))
       continue;
     for (AccumulateOp acc : accs) {
-      bool uniform = llvm::all_of(acc.getIndices().drop_front(), [&](Value v) {
-        return isInvariant(v, op);
-      });
+      bool uniform = llvm::all_of(acc.getIndices().drop_front(),
+                                  [&](Value v) { return isInvariant(v, op); });
       if (acc->getBlock() == &body && uniform)
         plan.reduced.push_back(acc);
     }

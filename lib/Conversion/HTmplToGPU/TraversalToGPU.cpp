@@ -231,15 +231,15 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
       arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, warps)),
       warp);
   Value begin = arith::MulIOp::create(b, loc, globalWarp, chunk);
-  Value end = minIndex(b, loc, arith::AddIOp::create(b, loc, begin, chunk),
-                       count);
+  Value end =
+      minIndex(b, loc, arith::AddIOp::create(b, loc, begin, chunk), count);
 
   bool buffering = !plan.buffered.empty();
   for (size_t i = 0; i < plan.buffered.size(); ++i) {
     const BufferedDest &buffered = plan.buffered[i];
     Value shared = launch.shared[i];
-    Value base = arith::MulIOp::create(b, loc, warp,
-                                       constIndex(b, loc, buffered.size));
+    Value base =
+        arith::MulIOp::create(b, loc, warp, constIndex(b, loc, buffered.size));
     context.buffers[buffered.dest] = {shared, base};
     Type element = cast<MemRefType>(buffered.dest.getType()).getElementType();
     scf::ForOp::create(
@@ -260,8 +260,8 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
   if (buffering)
     inits.push_back(constIndex(b, loc, -1));
   if (csr)
-    inits.push_back(searchOffsets(b, loc, op.getAdjacency()[0], numNodes,
-                                  begin));
+    inits.push_back(
+        searchOffsets(b, loc, op.getAdjacency()[0], numNodes, begin));
   Operation *yield = nullptr;
   Instance inst;
   auto loop = scf::ForOp::create(
@@ -287,7 +287,8 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
               },
               [&](OpBuilder &b, Location loc, ValueRange args) {
                 scf::YieldOp::create(
-                    b, loc, ValueRange{arith::AddIOp::create(b, loc, args[0], c1)});
+                    b, loc,
+                    ValueRange{arith::AddIOp::create(b, loc, args[0], c1)});
               });
           inst.slot = e;
           inst.dstNode = advance.getResult(0);
@@ -302,9 +303,10 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
               b, loc,
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
                                     inst.dstNode, current),
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge,
-                                    current, c0));
-          auto ifOp = scf::IfOp::create(b, loc, moved, /*withElseRegion=*/false);
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, current,
+                                    c0));
+          auto ifOp =
+              scf::IfOp::create(b, loc, moved, /*withElseRegion=*/false);
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
           emitFlush(b, loc, plan, context, current);
@@ -376,9 +378,9 @@ void lowerThreads(RewriterBase &rewriter, TraversalOp op,
       edges ? edgeCount(b, loc, op) : dimOf(b, loc, nodeCountSource(op), 0);
   Value numNodes = csr ? csrNodeCount(b, loc, op) : Value();
   Value perBlock = constIndex(b, loc, threads);
-  Launch launch = createLaunch(b, loc, ceilDiv(b, loc, count, perBlock),
-                               constIndex(b, loc, 1), constIndex(b, loc, 1),
-                               threads);
+  Launch launch =
+      createLaunch(b, loc, ceilDiv(b, loc, count, perBlock),
+                   constIndex(b, loc, 1), constIndex(b, loc, 1), threads);
   Value id = arith::AddIOp::create(
       b, loc, arith::MulIOp::create(b, loc, launch.blockX, perBlock),
       launch.thread);

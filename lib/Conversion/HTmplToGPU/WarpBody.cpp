@@ -53,7 +53,8 @@ void hector::gpu::emitAtomic(OpBuilder &b, Location loc,
                              arith::AtomicRMWKind kind, Value value,
                              Value memref, ValueRange indices) {
   auto type = cast<MemRefType>(memref.getType());
-  if (kind != arith::AtomicRMWKind::maximumf || !type.getLayout().isIdentity()) {
+  if (kind != arith::AtomicRMWKind::maximumf ||
+      !type.getLayout().isIdentity()) {
     memref::AtomicRMWOp::create(b, loc, kind, value, memref, indices);
     return;
   }
@@ -61,8 +62,8 @@ void hector::gpu::emitAtomic(OpBuilder &b, Location loc,
   // layout has offset 0 and unit innermost stride).
   Value offset = constIndex(b, loc, 0);
   for (auto [d, index] : llvm::enumerate(indices)) {
-    offset = b.createOrFold<arith::MulIOp>(loc, offset,
-                                           dimOf(b, loc, memref, d));
+    offset =
+        b.createOrFold<arith::MulIOp>(loc, offset, dimOf(b, loc, memref, d));
     offset = b.createOrFold<arith::AddIOp>(loc, offset, index);
   }
   int64_t bytes = type.getElementType().getIntOrFloatBitWidth() / 8;
@@ -75,8 +76,8 @@ void hector::gpu::emitAtomic(OpBuilder &b, Location loc,
       b, loc, pointerType,
       arith::IndexCastOp::create(b, loc, b.getI64Type(), address),
       LLVM::DereferenceableAttr());
-  LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fmaximum, pointer,
-                            value, LLVM::AtomicOrdering::monotonic,
+  LLVM::AtomicRMWOp::create(b, loc, LLVM::AtomicBinOp::fmaximum, pointer, value,
+                            LLVM::AtomicOrdering::monotonic,
                             shared ? "block" : "device");
 }
 
@@ -139,9 +140,9 @@ void distributeLoop(RewriterBase &rewriter, scf::ForOp loop, Value lane) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   Value step = loop.getStep();
-  Value lower = arith::AddIOp::create(
-      rewriter, loc, loop.getLowerBound(),
-      arith::MulIOp::create(rewriter, loc, lane, step));
+  Value lower =
+      arith::AddIOp::create(rewriter, loc, loop.getLowerBound(),
+                            arith::MulIOp::create(rewriter, loc, lane, step));
   Value stride = arith::MulIOp::create(rewriter, loc, step,
                                        constIndex(rewriter, loc, kWarpSize));
   SmallVector<Operation *> combiners;
@@ -168,9 +169,10 @@ void distributeLoop(RewriterBase &rewriter, scf::ForOp loop, Value lane) {
     SmallVector<OpOperand *> uses;
     for (OpOperand &use : partial.getUses())
       uses.push_back(&use);
-    Value reduced = warpAllReduce(rewriter, loc, partial, [&](Value x, Value y) {
-      return cloneCombiner(rewriter, combiner, x, y);
-    });
+    Value reduced =
+        warpAllReduce(rewriter, loc, partial, [&](Value x, Value y) {
+          return cloneCombiner(rewriter, combiner, x, y);
+        });
     Value result = cloneCombiner(rewriter, combiner, inits[i], reduced);
     for (OpOperand *use : uses)
       rewriter.modifyOpInPlace(use->getOwner(), [&]() { use->set(result); });
@@ -280,10 +282,11 @@ void hector::gpu::lowerAccumulatesToAtomics(RewriterBase &rewriter,
   }
 }
 
-void hector::gpu::emitSegmentedAccumulates(
-    OpBuilder &b, Location loc, Value lane, Value row,
-    ArrayRef<AccumulateOp> accumulates, ValueRange values,
-    ArrayRef<SmallVector<Value>> rest) {
+void hector::gpu::emitSegmentedAccumulates(OpBuilder &b, Location loc,
+                                           Value lane, Value row,
+                                           ArrayRef<AccumulateOp> accumulates,
+                                           ValueRange values,
+                                           ArrayRef<SmallVector<Value>> rest) {
   using mlir::gpu::ShuffleMode;
   using mlir::gpu::ShuffleOp;
   Type i32 = b.getI32Type();
@@ -305,7 +308,8 @@ void hector::gpu::emitSegmentedAccumulates(
       cmp(arith::CmpIPredicate::ne, shuffle(key, 1, ShuffleMode::UP), key));
   Value start = arith::SelectOp::create(b, loc, head, lane32, zero);
   for (int32_t offset = 1; offset < kWarpSize; offset *= 2) {
-    Value has = cmp(arith::CmpIPredicate::sge, lane32, constI32(b, loc, offset));
+    Value has =
+        cmp(arith::CmpIPredicate::sge, lane32, constI32(b, loc, offset));
     Value other = shuffle(start, offset, ShuffleMode::UP);
     start = arith::SelectOp::create(
         b, loc, has, arith::MaxSIOp::create(b, loc, start, other), start);
@@ -314,7 +318,8 @@ void hector::gpu::emitSegmentedAccumulates(
   // run's combination.
   SmallVector<Value> sums(values.begin(), values.end());
   for (int32_t offset = 1; offset < kWarpSize; offset *= 2) {
-    Value from = arith::SubIOp::create(b, loc, lane32, constI32(b, loc, offset));
+    Value from =
+        arith::SubIOp::create(b, loc, lane32, constI32(b, loc, offset));
     Value take = arith::AndIOp::create(
         b, loc, cmp(arith::CmpIPredicate::sge, from, zero),
         cmp(arith::CmpIPredicate::sge, from, start));
