@@ -50,8 +50,11 @@ def HTmplToGPU : Pass<"htmpl-to-gpu", "mlir::ModuleOp"> {
     one atomic, so a hub with millions of in-edges does not serialise a
     kernel. Host-side memrefs are device pointers.
   }];
+  // NVVM for warp barriers around warp-private buffers, LLVM for scoped
+  // float-max atomics.
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
     "::mlir::scf::SCFDialect"
   ];

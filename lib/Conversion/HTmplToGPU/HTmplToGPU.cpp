@@ -27,13 +27,6 @@ using namespace hector;
 
 namespace {
 struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
-  void getDependentDialects(DialectRegistry &registry) const override {
-    HTmplToGPUBase::getDependentDialects(registry);
-    // Warp barriers around the warp-private reduction buffers (NVVM) and
-    // scoped float-max atomics (LLVM).
-    registry.insert<LLVM::LLVMDialect, NVVM::NVVMDialect>();
-  }
-
   void runOnOperation() override {
     ModuleOp module = getOperation();
     // Check everything first so that a failure leaves the IR untouched.
