@@ -5,6 +5,7 @@ one, else with the CPU backend. Prints the graph, the compile and run times,
 and a summary of the output.
 
     python3 examples/forward_debian.py [--hectorc build/bin/hectorc] [--width 64] [--heads 4]
+    python3 examples/forward_debian.py --library librgat.so   # prebuilt (no hectorc here)
 """
 
 from __future__ import annotations
@@ -33,19 +34,7 @@ def cuda_available():
         return False
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hectorc", default=os.path.join(REPO, "build", "bin", "hectorc"))
-    parser.add_argument("--width", type=int, default=64, help="feature width (hashed bag of words)")
-    parser.add_argument("--heads", type=int, default=4)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
-
-    g = load_debian_graph(feature_dim=args.width)
-    print(f"graph: {g.num_nodes} nodes, {len(g.src)} edges, {g.num_node_types} node types, "
-          f"{g.num_edge_types} edge types")
-
-    target = "cuda" if cuda_available() else "cpu"
+def compile_rgat(args, target):
     workdir = tempfile.mkdtemp(prefix="hector-")
     source = subprocess.run([sys.executable, os.path.join(REPO, "examples", "generate.py"),
                              "rgat", "--width", str(args.width), "--heads", str(args.heads)],
@@ -56,7 +45,31 @@ def main():
     start = time.perf_counter()
     subprocess.run([args.hectorc, model, f"--target={target}", "-o", lib_path], check=True)
     print(f"hectorc --target={target}: {time.perf_counter() - start:.2f} s -> {lib_path}")
-    entry = compiled.load(lib_path)["rgat"]
+    return compiled.load(lib_path)["rgat"]
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hectorc", default=os.path.join(REPO, "build", "bin", "hectorc"))
+    parser.add_argument("--width", type=int, default=64, help="feature width (hashed bag of words)")
+    parser.add_argument("--heads", type=int, default=4)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--library", help="use this library (built by hectorc for RGAT with "
+                        "--width/--heads) instead of compiling")
+    args = parser.parse_args()
+
+    g = load_debian_graph(feature_dim=args.width)
+    print(f"graph: {g.num_nodes} nodes, {len(g.src)} edges, {g.num_node_types} node types, "
+          f"{g.num_edge_types} edge types")
+
+    target = "cuda" if cuda_available() else "cpu"
+    if args.library:
+        lib = compiled.load(args.library)
+        target = lib.target
+        entry = lib["rgat"]
+    else:
+        entry = compile_rgat(args, target)
+
 
     rng = np.random.default_rng(args.seed)
     r, d = g.num_edge_types, args.width

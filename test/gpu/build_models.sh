@@ -24,4 +24,17 @@ while read -r model width heads; do
     echo "build_models: --gpu-templates failed for $name (see $out/tmpl/$name.log)" >&2
   fi
 done <<< "$configs"
-echo "build_models: wrote $(ls "$out"/*.so | grep -vc runtime) libraries to $out"
+
+# The C++ example and the main job's forward pass, for the GPU machine:
+# run_forward with its runtime, RGCN for the GPU and the CPU, RGAT for the
+# bundled graph (width 64, 4 heads, as examples/forward_debian.py uses).
+mkdir -p "$out/example"
+cp "$build/bin/run_forward" "$out/example/"
+"$build/bin/hectorc" "$root/examples/rgcn.mlir" --target=cuda -o "$out/example/librgcn_cuda.so"
+"$build/bin/hectorc" "$root/examples/rgcn.mlir" --target=cpu -o "$out/example/librgcn_cpu.so"
+python3 "$root/examples/generate.py" rgat --width 64 --heads 4 > "$out/example/rgat.mlir"
+"$build/bin/hectorc" "$out/example/rgat.mlir" --target=cuda -o "$out/example/librgat.so"
+
+# The kernels of htmpl-to-gpu on their own (test/gpu/test_htmpl_gpu.py).
+PYTHONPATH="$root/python" /usr/bin/python3 "$root/test/gpu/test_htmpl_gpu.py" --build "$out/htmpl"
+echo "build_models: wrote $(ls "$out"/*.so | grep -vc runtime) model libraries to $out"
