@@ -115,7 +115,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--libs", required=True, help="directory of build_models.sh")
     parser.add_argument("--label", default="loops", help="variant name of --libs in the table")
-    parser.add_argument("--libs-tmpl", help="its tmpl/ directory (--gpu-templates kernels)")
+    parser.add_argument("--libs-tmpl", help="its tmpl/ directory (htmpl-to-gpu kernels)")
     parser.add_argument("--json", help="write all results here")
     parser.add_argument("--skip-datasets", action="store_true")
     parser.add_argument("--datasets", default=",".join(DATASETS))

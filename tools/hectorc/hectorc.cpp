@@ -123,8 +123,9 @@ cl::opt<int64_t> gpuBlockSize("gpu-block-size",
 cl::opt<bool> gpuTemplates(
     "gpu-templates",
     cl::desc("cuda: lower GEMM and traversal instances with htmpl-to-gpu "
-             "(tiled, warp-reduced kernels) rather than htmpl-to-loops"),
-    cl::init(false), cl::cat(hectorCategory));
+             "(tiled, warp-reduced kernels; the default). "
+             "--gpu-templates=false uses htmpl-to-loops (simpler, slower)"),
+    cl::init(true), cl::cat(hectorCategory));
 
 cl::opt<int> optLevel("opt-level",
                       cl::desc("Optimisation level of host and device code "

@@ -38,7 +38,7 @@ struct PipelineOptions {
   int64_t gpuBlockSize = kDefaultGPUBlockSize;
   /// CUDA: lower htmpl instances with htmpl-to-gpu (the GPU-specialised
   /// templates) before htmpl-to-loops takes whatever is left.
-  bool gpuTemplates = false;
+  bool gpuTemplates = true;
 };
 
 llvm::StringRef stageName(Stage stage);
