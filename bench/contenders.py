@@ -273,12 +273,68 @@ def pyg_hgt(case, shared):
     return HGTRunner(case, shared)
 
 
-# Contenders per model, in table order. Hector's own rows are added here later.
+# ------------------------------------------------------------------ Hector
+# Libraries built here by test/gpu/build_models.sh (hectorc --target=cuda),
+# since the GPU machines have no compiler; bench/layers.py --hector-libs.
+HECTOR_LIBS = None
+
+
+class HectorRunner(Runner):
+    """The layer compiled by hectorc (lib<model>_<width>_<heads>.so), fed with
+    the graph arrays built on the device (hector.graph.preprocess)."""
+
+    own_keys = ("hector_graph",)
+
+    def __init__(self, case, shared):
+        super().__init__(case, shared)
+        if case.mode != "inference":
+            raise Skip("Hector's training entry points are not built yet (autodiff)")
+        import os
+
+        from hector import compiled as hector_compiled, graph as hector_graph
+        path = os.path.join(HECTOR_LIBS or "", f"lib{case.model}_{case.width}_{case.heads}.so")
+        if not HECTOR_LIBS or not os.path.exists(path):
+            raise Skip(f"no compiled library {path} (bench/layers.py --hector-libs)")
+        self.library = hector_compiled.load(path)
+        self.entry = self.library[case.model]
+        g = case.graph
+        pre = shared.get("hector_graph", lambda: hector_graph.preprocess(
+            g.node_type, g.src, g.dst, g.etype, g.num_node_types, g.num_edge_types,
+            device=case.device))
+        self.out = torch.empty(case.h.shape[0], case.width, device=case.device)
+        values = dict(pre.arrays(), h=case.h, result0=self.out, **case.params)
+        self.args = {a.name: values[a.name] for a in self.entry.arguments}
+        self.library.peak_temporary_bytes(reset=True)
+        self.first = True
+
+    def forward(self):
+        # The first call waits and raises on a launch error; later ones queue
+        # like the other contenders, so CUDA events time the kernels alone.
+        self.entry(**self.args, synchronize=self.first)
+        self.first = False
+        return self.out
+
+    def train_step(self):
+        raise Skip("Hector's training entry points are not built yet (autodiff)")
+
+    def extra_peak_bytes(self):
+        """Temporaries the library allocates itself (torch does not see them)."""
+        return self.library.peak_temporary_bytes()
+
+
+def hector(case, shared):
+    return HectorRunner(case, shared)
+
+
+# Contenders per model, in table order. torch-eager runs first: its output is
+# the reference the others are checked against.
 CONTENDERS = {
-    "rgcn": {"torch-eager": eager, "torch-compile": compiled, "pyg-RGCNConv": pyg_rgcn,
-             "pyg-FastRGCNConv": pyg_fast_rgcn},
-    "rgat": {"torch-eager": eager, "torch-compile": compiled, "pyg-RGATConv": pyg_rgat},
-    "hgt": {"torch-eager": eager, "torch-compile": compiled, "pyg-HGTConv": pyg_hgt},
+    "rgcn": {"torch-eager": eager, "hector": hector, "torch-compile": compiled,
+             "pyg-RGCNConv": pyg_rgcn, "pyg-FastRGCNConv": pyg_fast_rgcn},
+    "rgat": {"torch-eager": eager, "hector": hector, "torch-compile": compiled,
+             "pyg-RGATConv": pyg_rgat},
+    "hgt": {"torch-eager": eager, "hector": hector, "torch-compile": compiled,
+            "pyg-HGTConv": pyg_hgt},
 }
 
 

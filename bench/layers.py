@@ -33,6 +33,7 @@ import torch  # noqa: E402
 import bytes_model  # noqa: E402
 import measure  # noqa: E402
 import report  # noqa: E402
+import contenders  # noqa: E402
 from contenders import CONTENDERS, Shared, Skip, torch_geometric  # noqa: E402
 from hector.datasets.heterograph import compaction_ratio  # noqa: E402
 from hector.datasets.shapes import DATASETS  # noqa: E402
@@ -85,6 +86,9 @@ def parse_args(argv=None):
     ap.add_argument("--no-check", action="store_true", help="skip the output checks against the reference")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--out", required=True, help="output directory")
+    ap.add_argument("--hector-libs", default=None,
+                    help="libraries of test/gpu/build_models.sh for the 'hector' rows "
+                         "(build/gpu-models/tmpl)")
     args = ap.parse_args(argv)
     for what, got, known in (("models", args.models, MODELS), ("datasets", args.datasets, DATASETS),
                              ("modes", args.modes, MODES)):
@@ -247,7 +251,8 @@ class Bench:
                                        budget_s=a.case_budget_s)
             rec.update(median_ms=ms, samples=n)
             if dev.type == "cuda":  # not measured on a CPU
-                rec["peak_mem_bytes"] = case.input_bytes + runner.own_bytes() + measure.peak(dev) - base
+                rec["peak_mem_bytes"] = (case.input_bytes + runner.own_bytes() + measure.peak(dev)
+                                         - base + getattr(runner, "extra_peak_bytes", lambda: 0)())
             rec["bw_fraction"] = rec["min_bytes"] / (ms / 1e3) / self.meta["hbm_bytes_per_s"]
         except Skip as why:
             rec.update(status="skipped", note=str(why))
@@ -266,6 +271,7 @@ class Bench:
 
 def main(argv=None):
     args = parse_args(argv)
+    contenders.HECTOR_LIBS = args.hector_libs
     Bench(args).run()
 
 

@@ -27,6 +27,16 @@ def cell(r):
     return r["status"]
 
 
+def speedup_cell(row):
+    """Hector's speed-up over the fastest peer that ran, e.g. '2.1x vs torch-compile'."""
+    mine = row.get("hector")
+    peers = [r for c, r in row.items() if c != "hector" and r["status"] == "ok"]
+    if not mine or mine["status"] != "ok" or not peers:
+        return "-"
+    best = min(peers, key=lambda r: r["median_ms"])
+    return f"{best['median_ms'] / mine['median_ms']:.2f}x vs {best['contender']}"
+
+
 def _groups(results):
     """results grouped as {(mode, width, model): {dataset: {contender: record}}}, in run order."""
     out = OrderedDict()
@@ -39,7 +49,7 @@ def _groups(results):
 def markdown(data) -> str:
     meta = data["meta"]
     lines = [
-        "# Layer benchmark: peers",
+        "# Layer benchmark: Hector and its peers",
         "",
         f"- device: {meta.get('device_name')}; torch {meta.get('torch')}; torch_geometric {meta.get('torch_geometric')}",
         f"- measured memory bandwidth (device-to-device copy, read + write): "
@@ -52,9 +62,11 @@ def markdown(data) -> str:
     notes = []
     for (mode, width, model), by_ds in _groups(data["results"]).items():
         contenders = list(OrderedDict.fromkeys(c for row in by_ds.values() for c in row))
+        has_hector = "hector" in contenders
+        speedup_header = " hector vs best peer |" if has_hector else ""
         lines += [f"## {model}, {mode}, width {width}", "",
-                  "| dataset | min bytes | " + " | ".join(contenders) + " |",
-                  "|---|---:|" + "---|" * len(contenders)]
+                  "| dataset | min bytes | " + " | ".join(contenders) + " |" + speedup_header,
+                  "|---|---:|" + "---|" * len(contenders) + ("---|" if has_hector else "")]
         for ds, row in by_ds.items():
             any_r = next(iter(row.values()))
             cells = []
@@ -65,7 +77,9 @@ def markdown(data) -> str:
                     notes.append(f"- {model} {mode} w{width} {ds} {c}: {r['status']}: {r['note']}")
                 if r and r.get("max_rel_err") is not None and r["max_rel_err"] > 1e-3:
                     notes.append(f"- {model} {mode} w{width} {ds} {c}: max relative error {r['max_rel_err']:.2g}")
-            lines.append(f"| {ds} | {any_r['min_bytes'] / 1e6:.1f} MB | " + " | ".join(cells) + " |")
+            speedup = f" {speedup_cell(row)} |" if has_hector else ""
+            lines.append(f"| {ds} | {any_r['min_bytes'] / 1e6:.1f} MB | " + " | ".join(cells) + " |"
+                         + speedup)
         lines.append("")
     if notes:
         lines += ["## Notes on failures and skips", ""] + notes + [""]

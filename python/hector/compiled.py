@@ -349,6 +349,8 @@ class CompiledLibrary:
                 ("hector_set_stream", c_int, [c_void_p, c_int]),
                 ("hector_reset_stream", None, []),
                 ("hector_launch_module_loads", ctypes.c_int64, []),
+                ("hector_launch_peak_temporary_bytes", ctypes.c_uint64, []),
+                ("hector_launch_reset_peak_temporary_bytes", None, []),
                 ("hector_last_error", ctypes.c_char_p, []),
             ):
                 try:
@@ -386,6 +388,17 @@ class CompiledLibrary:
         if self.target != "cuda":
             return 0
         return int(self._lib.hector_launch_module_loads())
+
+    def peak_temporary_bytes(self, reset: bool = False) -> int:
+        """The most bytes of temporary device buffers the library's entry
+        points held at once (since the last reset); 0 for CPU libraries,
+        whose temporaries live in host memory."""
+        if self.target != "cuda":
+            return 0
+        peak = int(self._lib.hector_launch_peak_temporary_bytes())
+        if reset:
+            self._lib.hector_launch_reset_peak_temporary_bytes()
+        return peak
 
     def __getattr__(self, name: str) -> EntryPoint:
         entries = self.__dict__.get("entries", {})

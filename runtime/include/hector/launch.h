@@ -72,6 +72,12 @@ HECTOR_API void hector_reset_stream(void);
 /* Do not wait for the caller's stream at the end of an entry call. */
 #define HECTOR_STREAM_ASYNC 1
 
+/* The most bytes of temporary device buffers (gpu.alloc in generated code)
+ * live at once since the last reset, in this process: the memory an entry
+ * point needs beyond its arguments. */
+HECTOR_API uint64_t hector_launch_peak_temporary_bytes(void);
+HECTOR_API void hector_launch_reset_peak_temporary_bytes(void);
+
 /* Number of times a kernel module was loaded into a context so far (in
  * this process); repeated calls of one entry point do not add to it. */
 HECTOR_API int64_t hector_launch_module_loads(void);

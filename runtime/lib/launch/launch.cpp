@@ -188,6 +188,29 @@ class Scope {
   std::unique_ptr<ContextScope> scope_;
 };
 
+// ---- Temporary buffers: live and peak bytes ----------------------------------
+
+// The sizes of live temporaries, so that frees can be accounted; a handful
+// of buffers per entry call, so one lock is cheap.
+std::mutex g_temporaries_lock;
+std::unordered_map<CUdeviceptr, uint64_t> g_temporaries;
+uint64_t g_live_bytes = 0, g_peak_bytes = 0;
+
+void track_alloc(CUdeviceptr p, uint64_t size) {
+  std::lock_guard<std::mutex> lock(g_temporaries_lock);
+  g_temporaries[p] = size;
+  g_live_bytes += size;
+  if (g_live_bytes > g_peak_bytes) g_peak_bytes = g_live_bytes;
+}
+
+void track_free(CUdeviceptr p) {
+  std::lock_guard<std::mutex> lock(g_temporaries_lock);
+  auto it = g_temporaries.find(p);
+  if (it == g_temporaries.end()) return;
+  g_live_bytes -= it->second;
+  g_temporaries.erase(it);
+}
+
 // ---- Kernel modules ------------------------------------------------------
 
 std::atomic<int64_t> g_module_loads{0};
@@ -358,6 +381,16 @@ HECTOR_API void hector_reset_stream(void) {
   t_state.streamFlags = 0;
 }
 
+HECTOR_API uint64_t hector_launch_peak_temporary_bytes(void) {
+  std::lock_guard<std::mutex> lock(hector::g_temporaries_lock);
+  return hector::g_peak_bytes;
+}
+
+HECTOR_API void hector_launch_reset_peak_temporary_bytes(void) {
+  std::lock_guard<std::mutex> lock(hector::g_temporaries_lock);
+  hector::g_peak_bytes = hector::g_live_bytes;
+}
+
 HECTOR_API int64_t hector_launch_module_loads(void) {
   return hector::g_module_loads.load(std::memory_order_relaxed);
 }
@@ -519,6 +552,7 @@ HECTOR_API void* mgpuMemAlloc(uint64_t size, void* stream, bool isHostShared) {
                   (unsigned long long)size);
     return nullptr;
   }
+  hector::track_alloc(p, size);
   return reinterpret_cast<void*>(p);
 }
 
@@ -529,6 +563,7 @@ HECTOR_API void mgpuMemFree(void* ptr, void* stream) {
   Scope scope;
   if (!scope) return;
   CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
+  hector::track_free(p);
   if (hector::uses_memory_pools(scope))
     hector::check(scope.cu(), scope.ext()->cuMemFreeAsync(p, static_cast<CUstream>(stream)),
                   "cuMemFreeAsync");
