@@ -6,20 +6,6 @@
 
 using namespace mlir;
 
-Value hector::gpu::dimOf(OpBuilder &b, Location loc, Value memref,
-                         int64_t dim) {
-  auto type = cast<MemRefType>(memref.getType());
-  if (!type.isDynamicDim(dim))
-    return constIndex(b, loc, type.getDimSize(dim));
-  return memref::DimOp::create(b, loc, memref, dim);
-}
-
-Value hector::gpu::loadIndex(OpBuilder &b, Location loc, Value list,
-                             Value pos) {
-  Value raw = memref::LoadOp::create(b, loc, list, pos);
-  return arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
-}
-
 Value hector::gpu::ceilDiv(OpBuilder &b, Location loc, Value a, Value divisor) {
   return b.createOrFold<arith::CeilDivUIOp>(loc, a, divisor);
 }
@@ -35,35 +21,6 @@ Value hector::gpu::maxIndex(OpBuilder &b, Location loc, Value a, Value c) {
 Value hector::gpu::zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc,
                                    cast<TypedAttr>(b.getZeroAttr(type)));
-}
-
-Value hector::gpu::searchOffsets(OpBuilder &b, Location loc, Value offsets,
-                                 Value count, Value x) {
-  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1),
-        c2 = constIndex(b, loc, 2);
-  Type indexType = b.getIndexType();
-  // Invariant: offsets[lo] <= x < offsets[hi] (with offsets[count] = +inf),
-  // except that lo = 0 also stands for "before every segment".
-  auto search = scf::WhileOp::create(
-      b, loc, TypeRange{indexType, indexType}, ValueRange{c0, count},
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value width = arith::SubIOp::create(b, loc, args[1], args[0]);
-        Value open =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, width, c1);
-        scf::ConditionOp::create(b, loc, open, args);
-      },
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value half = arith::DivUIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, args[1], args[0]), c2);
-        Value mid = arith::AddIOp::create(b, loc, args[0], half);
-        Value start = loadIndex(b, loc, offsets, mid);
-        Value below =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, start, x);
-        Value lo = arith::SelectOp::create(b, loc, below, mid, args[0]);
-        Value hi = arith::SelectOp::create(b, loc, below, args[1], mid);
-        scf::YieldOp::create(b, loc, ValueRange{lo, hi});
-      });
-  return search.getResult(0);
 }
 
 MemRefType hector::gpu::workgroupType(ArrayRef<int64_t> shape, Type element) {

@@ -20,6 +20,8 @@
 
 #include "hector/Dialect/HTmpl/IR/HTmpl.h"
 
+#include "../TemplateUtils/TemplateUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -30,23 +32,17 @@ namespace hector::gpu {
 /// Warp width of the targets (NVIDIA).
 constexpr int64_t kWarpSize = 32;
 
-inline mlir::Value constIndex(mlir::OpBuilder &b, mlir::Location loc,
-                              int64_t value) {
-  return mlir::arith::ConstantIndexOp::create(b, loc, value);
-}
+using templates::constIndex;
+using templates::dimOf;
+using templates::inlineBody;
+using templates::loadIndex;
+using templates::searchOffsets;
+using templates::weightIndices;
 
 inline mlir::Value constI32(mlir::OpBuilder &b, mlir::Location loc,
                             int32_t value) {
   return mlir::arith::ConstantIntOp::create(b, loc, value, 32);
 }
-
-/// Size of dimension `dim` of a memref: a constant when static.
-mlir::Value dimOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value memref,
-                  int64_t dim);
-
-/// `list[pos]` of an i32/i64 index list, as an index.
-mlir::Value loadIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value list,
-                      mlir::Value pos);
 
 /// ceil(a / b) for non-negative a and positive b.
 mlir::Value ceilDiv(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
@@ -59,13 +55,6 @@ mlir::Value maxIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
 
 /// The zero of an integer or float type.
 mlir::Value zeroOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
-
-/// The largest t in [0, count) with offsets[t] <= x (0 when none): the
-/// segment of x in a non-decreasing offset table, skipping empty segments.
-/// Runs on the device; every thread of a block gets the same answer.
-mlir::Value searchOffsets(mlir::OpBuilder &b, mlir::Location loc,
-                          mlir::Value offsets, mlir::Value count,
-                          mlir::Value x);
 
 /// A 1-D launch of `threads` threads per block on a (gx, gy, gz) grid, each
 /// grid size raised to at least 1, with one workgroup (shared memory) buffer

@@ -59,10 +59,7 @@ constexpr int64_t kOuterStageRows = 32;
 
 /// Where the [K, N] blocks of a weight-shaped operand live: rhs in row mode,
 /// out in outer-product mode. Its dims are [T]? [H]? then the block.
-struct WeightLayout {
-  bool typed = false;      // leading type dimension (with segments)
-  bool perHead = false;    // head dimension after the type dimension
-  bool transposed = false; // the block is stored [N, K]
+struct WeightLayout : templates::WeightIndexing {
   int64_t headDim = 0, kDim = 0, nDim = 0;
 };
 
@@ -89,24 +86,6 @@ Value weightOf(GemmOp op) {
 int64_t staticSize(Value weight, int64_t dim) {
   auto type = cast<MemRefType>(weight.getType());
   return type.isDynamicDim(dim) ? 0 : type.getDimSize(dim);
-}
-
-/// Indices of element (k, n) of head block h of slice t.
-SmallVector<Value> weightIndices(const WeightLayout &w, Value t, Value h,
-                                 Value k, Value n) {
-  SmallVector<Value> indices;
-  if (w.typed)
-    indices.push_back(t);
-  if (w.perHead)
-    indices.push_back(h);
-  if (w.transposed) {
-    indices.push_back(n);
-    indices.push_back(k);
-  } else {
-    indices.push_back(k);
-    indices.push_back(n);
-  }
-  return indices;
 }
 
 /// The thread-level shape of one kernel.

@@ -131,16 +131,6 @@ SmallVector<AccumulateOp> accumulatesIn(ArrayRef<Operation *> ops) {
   return accs;
 }
 
-/// Moves the body to the rewriter's insertion point with its arguments
-/// replaced by `args`.
-void inlineBody(RewriterBase &rewriter, TraversalOp op, ValueRange args) {
-  Block &body = op.getBody().front();
-  Operation *yield = body.getTerminator();
-  rewriter.inlineBlockBefore(&body, rewriter.getInsertionBlock(),
-                             rewriter.getInsertionPoint(), args);
-  rewriter.eraseOp(yield);
-}
-
 /// Number of edges (COO) or CSR slots of an edge traversal.
 Value edgeCount(OpBuilder &b, Location loc, TraversalOp op) {
   return dimOf(b, loc, op.getAdjacency()[1], 0); // src in both formats

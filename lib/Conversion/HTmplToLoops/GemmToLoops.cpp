@@ -26,15 +26,14 @@ using namespace hector::htmpl;
 using hector::loops::constIndex;
 using hector::loops::dimOf;
 using hector::loops::loadIndex;
+using hector::loops::searchOffsets;
+using hector::loops::weightIndices;
 
 namespace {
 /// Where the [K, N] blocks of a weight-shaped operand live: rhs in row mode,
 /// out in outer-product mode. Its dims are [T]? [H]? then the block.
-struct WeightLayout {
+struct WeightLayout : templates::WeightIndexing {
   Value weight;
-  bool typed = false;      // leading type dimension (with segments)
-  bool perHead = false;    // head dimension after the type dimension
-  bool transposed = false; // the block is stored [N, K]
   Value heads;             // H, or 1
   Value k, n;              // block sizes along the reduction and output
 };
@@ -57,60 +56,9 @@ WeightLayout getWeightLayout(OpBuilder &b, Location loc, Value weight,
   return layout;
 }
 
-/// Indices of element (k, n) of head block h of slice t.
-SmallVector<Value> weightIndices(const WeightLayout &layout, Value t, Value h,
-                                 Value k, Value n) {
-  SmallVector<Value> indices;
-  if (layout.typed)
-    indices.push_back(t);
-  if (layout.perHead)
-    indices.push_back(h);
-  if (layout.transposed) {
-    indices.push_back(n);
-    indices.push_back(k);
-  } else {
-    indices.push_back(k);
-    indices.push_back(n);
-  }
-  return indices;
-}
-
 Value zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc,
                                    cast<TypedAttr>(b.getZeroAttr(type)));
-}
-
-/// The segment t with segments[t] <= row < segments[t+1] for a row in
-/// [segments[0], segments[numTypes]); empty segments are skipped because the
-/// search keeps the last t whose start is <= row. For other rows it still
-/// returns some t in [0, numTypes) (0 when numTypes is 0) and only reads
-/// segments[1 .. numTypes-1], so it may run before the row is checked.
-Value findSegment(OpBuilder &b, Location loc, Value segments, Value numTypes,
-                  Value row) {
-  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1),
-        c2 = constIndex(b, loc, 2);
-  Type indexType = b.getIndexType();
-  // Invariant: segments[lo] <= row < segments[hi].
-  auto search = scf::WhileOp::create(
-      b, loc, TypeRange{indexType, indexType}, ValueRange{c0, numTypes},
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value width = arith::SubIOp::create(b, loc, args[1], args[0]);
-        Value open =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ugt, width, c1);
-        scf::ConditionOp::create(b, loc, open, args);
-      },
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value half = arith::DivUIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, args[1], args[0]), c2);
-        Value mid = arith::AddIOp::create(b, loc, args[0], half);
-        Value start = loadIndex(b, loc, segments, mid);
-        Value below = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
-                                            start, row);
-        Value lo = arith::SelectOp::create(b, loc, below, mid, args[0]);
-        Value hi = arith::SelectOp::create(b, loc, below, args[1], mid);
-        scf::YieldOp::create(b, loc, ValueRange{lo, hi});
-      });
-  return search.getResult(0);
 }
 
 /// The per-row scalar of row i on output column n (full width), or null.
@@ -161,7 +109,7 @@ void forEachRowAndColumn(OpBuilder &b, Location loc, Value rows, Value segments,
     Value beforeLast =
         arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i, last);
     inside = arith::AndIOp::create(b, loc, afterFirst, beforeLast);
-    t = findSegment(b, loc, segments, numTypes, i);
+    t = searchOffsets(b, loc, segments, numTypes, i);
   }
   rowBody(i);
   auto columnLoop = scf::ParallelOp::create(b, loc, ValueRange{c0},

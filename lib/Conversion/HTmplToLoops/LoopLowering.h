@@ -14,32 +14,20 @@
 
 #include "hector/Dialect/HTmpl/IR/HTmpl.h"
 
+#include "../TemplateUtils/TemplateUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/PatternMatch.h"
 
 namespace hector::loops {
 
-inline mlir::Value constIndex(mlir::OpBuilder &b, mlir::Location loc,
-                              int64_t value) {
-  return mlir::arith::ConstantIndexOp::create(b, loc, value);
-}
-
-/// Size of dimension `dim` of a memref: a constant when static.
-inline mlir::Value dimOf(mlir::OpBuilder &b, mlir::Location loc,
-                         mlir::Value memref, int64_t dim) {
-  auto type = mlir::cast<mlir::MemRefType>(memref.getType());
-  if (!type.isDynamicDim(dim))
-    return constIndex(b, loc, type.getDimSize(dim));
-  return mlir::memref::DimOp::create(b, loc, memref, dim);
-}
-
-/// `list[pos]` of an i32/i64 index list, as an index.
-inline mlir::Value loadIndex(mlir::OpBuilder &b, mlir::Location loc,
-                             mlir::Value list, mlir::Value pos) {
-  mlir::Value raw = mlir::memref::LoadOp::create(b, loc, list, pos);
-  return mlir::arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
-}
+using templates::constIndex;
+using templates::dimOf;
+using templates::inlineBody;
+using templates::loadIndex;
+using templates::searchOffsets;
+using templates::weightIndices;
 
 /// Rewrites one htmpl.gemm into loops before it and erases it.
 void lowerGemm(mlir::RewriterBase &rewriter, htmpl::GemmOp op);

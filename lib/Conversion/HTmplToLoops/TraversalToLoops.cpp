@@ -30,6 +30,7 @@ using namespace hector;
 using namespace hector::htmpl;
 using hector::loops::constIndex;
 using hector::loops::dimOf;
+using hector::loops::inlineBody;
 using hector::loops::loadIndex;
 
 namespace {
@@ -182,16 +183,6 @@ SmallVector<Value> bodyArguments(OpBuilder &b, Location loc, TraversalOp op,
     args.push_back(needed ? row(scheme) : unused());
   }
   return args;
-}
-
-/// Moves the traversal body to the rewriter's insertion point (which must be
-/// before a terminator) with its block arguments replaced by `args`.
-void inlineBody(RewriterBase &rewriter, TraversalOp op, ValueRange args) {
-  Block &body = op.getBody().front();
-  Operation *yield = body.getTerminator();
-  rewriter.inlineBlockBefore(&body, rewriter.getInsertionBlock(),
-                             rewriter.getInsertionPoint(), args);
-  rewriter.eraseOp(yield);
 }
 
 /// Opens the iteration space [0, upper) as ceil(upper / lanes) groups of

@@ -1,0 +1,75 @@
+//===- TemplateUtils.cpp - helpers shared by the htmpl lowerings -*- C++ -*-===//
+
+#include "TemplateUtils.h"
+
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+
+Value hector::templates::dimOf(OpBuilder &b, Location loc, Value memref,
+                               int64_t dim) {
+  auto type = cast<MemRefType>(memref.getType());
+  if (!type.isDynamicDim(dim))
+    return constIndex(b, loc, type.getDimSize(dim));
+  return memref::DimOp::create(b, loc, memref, dim);
+}
+
+Value hector::templates::loadIndex(OpBuilder &b, Location loc, Value list,
+                                   Value pos) {
+  Value raw = memref::LoadOp::create(b, loc, list, pos);
+  return arith::IndexCastOp::create(b, loc, b.getIndexType(), raw);
+}
+
+Value hector::templates::searchOffsets(OpBuilder &b, Location loc,
+                                       Value offsets, Value count, Value x) {
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1),
+        c2 = constIndex(b, loc, 2);
+  Type indexType = b.getIndexType();
+  // Invariant: offsets[lo] <= x < offsets[hi] (with offsets[count] = +inf),
+  // except that lo = 0 also stands for "before every segment".
+  auto search = scf::WhileOp::create(
+      b, loc, TypeRange{indexType, indexType}, ValueRange{c0, count},
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value width = arith::SubIOp::create(b, loc, args[1], args[0]);
+        Value open =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, width, c1);
+        scf::ConditionOp::create(b, loc, open, args);
+      },
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value half = arith::DivUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, args[1], args[0]), c2);
+        Value mid = arith::AddIOp::create(b, loc, args[0], half);
+        Value start = loadIndex(b, loc, offsets, mid);
+        Value below =
+            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, start, x);
+        Value lo = arith::SelectOp::create(b, loc, below, mid, args[0]);
+        Value hi = arith::SelectOp::create(b, loc, below, args[1], mid);
+        scf::YieldOp::create(b, loc, ValueRange{lo, hi});
+      });
+  return search.getResult(0);
+}
+
+SmallVector<Value>
+hector::templates::weightIndices(const WeightIndexing &weight, Value t, Value h,
+                                 Value k, Value n) {
+  SmallVector<Value> indices;
+  if (weight.typed)
+    indices.push_back(t);
+  if (weight.perHead)
+    indices.push_back(h);
+  if (weight.transposed)
+    indices.append({n, k});
+  else
+    indices.append({k, n});
+  return indices;
+}
+
+void hector::templates::inlineBody(RewriterBase &rewriter,
+                                   htmpl::TraversalOp op, ValueRange args) {
+  Block &body = op.getBody().front();
+  Operation *yield = body.getTerminator();
+  rewriter.inlineBlockBefore(&body, rewriter.getInsertionBlock(),
+                             rewriter.getInsertionPoint(), args);
+  rewriter.eraseOp(yield);
+}

@@ -1,0 +1,58 @@
+//===- TemplateUtils.h - helpers shared by the htmpl lowerings --*- C++ -*-===//
+//
+// Index arithmetic, segment search, weight indexing and body inlining used by
+// both htmpl-to-loops (CPU, simple GPU kernels) and htmpl-to-gpu (tiled GPU
+// kernels), so that the two agree on the template semantics by construction.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HECTOR_LIB_CONVERSION_TEMPLATEUTILS_TEMPLATEUTILS_H
+#define HECTOR_LIB_CONVERSION_TEMPLATEUTILS_TEMPLATEUTILS_H
+
+#include "hector/Dialect/HTmpl/IR/HTmpl.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/PatternMatch.h"
+
+namespace hector::templates {
+
+inline mlir::Value constIndex(mlir::OpBuilder &b, mlir::Location loc,
+                              int64_t value) {
+  return mlir::arith::ConstantIndexOp::create(b, loc, value);
+}
+
+/// Size of dimension `dim` of a memref: a constant when static.
+mlir::Value dimOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Value memref,
+                  int64_t dim);
+
+/// `list[pos]` of an i32/i64 index list, as an index.
+mlir::Value loadIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value list,
+                      mlir::Value pos);
+
+/// Binary search over a non-decreasing offset table: the last t in
+/// [0, count) with offsets[t] <= x (empty segments are skipped), or 0 when x
+/// lies before every segment. Reads only offsets[1 .. count-1].
+mlir::Value searchOffsets(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value offsets, mlir::Value count,
+                          mlir::Value x);
+
+/// How a GEMM weight operand is indexed: [T?][H?][K, N] or [N, K].
+struct WeightIndexing {
+  bool typed = false;      // leading type dimension (with segments)
+  bool perHead = false;    // head dimension after the type dimension
+  bool transposed = false; // the block is stored [N, K]
+};
+
+/// Indices of element (k, n) of head block h of slice t.
+llvm::SmallVector<mlir::Value> weightIndices(const WeightIndexing &weight,
+                                             mlir::Value t, mlir::Value h,
+                                             mlir::Value k, mlir::Value n);
+
+/// Moves the traversal body to the rewriter's insertion point (which must be
+/// before a terminator) with its block arguments replaced by `args`.
+void inlineBody(mlir::RewriterBase &rewriter, htmpl::TraversalOp op,
+                mlir::ValueRange args);
+
+} // namespace hector::templates
+
+#endif // HECTOR_LIB_CONVERSION_TEMPLATEUTILS_TEMPLATEUTILS_H
