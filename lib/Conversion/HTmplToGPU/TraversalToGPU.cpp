@@ -85,32 +85,7 @@ SmallVector<Value> bodyArguments(OpBuilder &b, Location loc, TraversalOp op,
     }
     return constIndex(b, loc, 0);
   };
-  std::array<Value, 8> cache;
-  auto row = [&](AccessScheme scheme) {
-    Value &slot = cache[static_cast<unsigned>(scheme)];
-    if (!slot)
-      slot = rowOf(scheme);
-    return slot;
-  };
-  Block &body = op.getBody().front();
-  SmallVector<Value> args;
-  AccessScheme idScheme =
-      op.getDomain() == Domain::Edges ? AccessScheme::Edge : AccessScheme::Node;
-  Value zero;
-  auto unused = [&]() {
-    if (!zero)
-      zero = constIndex(b, loc, 0);
-    return zero;
-  };
-  args.push_back(body.getArgument(0).use_empty() ? unused() : row(idScheme));
-  unsigned numOperands = op.getInputs().size() + op.getOutputs().size();
-  for (unsigned i = 0; i < numOperands; ++i) {
-    AccessScheme scheme = op.getScheme(i);
-    bool needed =
-        !op.getRowArgument(i).use_empty() && scheme != AccessScheme::Whole;
-    args.push_back(needed ? row(scheme) : unused());
-  }
-  return args;
+  return templates::bodyArguments(b, loc, op, rowOf);
 }
 
 /// Every op of the body, nested ones included, in pre-order.

@@ -22,6 +22,7 @@
 
 namespace hector::loops {
 
+using templates::bodyArguments;
 using templates::constIndex;
 using templates::dimOf;
 using templates::inlineBody;

@@ -30,6 +30,7 @@ using namespace hector;
 using namespace hector::htmpl;
 using hector::loops::constIndex;
 using hector::loops::dimOf;
+using hector::loops::bodyArguments;
 using hector::loops::inlineBody;
 using hector::loops::loadIndex;
 
@@ -150,39 +151,6 @@ void emitLocalAccumulate(OpBuilder &b, AccumulateOp acc) {
     combined = isFloat ? Value(arith::MaximumFOp::create(b, loc, old, value))
                        : Value(arith::MaxSIOp::create(b, loc, old, value));
   memref::StoreOp::create(b, loc, combined, acc.getDest(), acc.getIndices());
-}
-
-/// Builds the body arguments of one iteration (the edge or node id, then one
-/// row per operand) from `rowOf`, computing each scheme at most once and
-/// only for arguments the body uses.
-SmallVector<Value> bodyArguments(OpBuilder &b, Location loc, TraversalOp op,
-                                 function_ref<Value(AccessScheme)> rowOf) {
-  std::array<Value, 8> cache;
-  auto row = [&](AccessScheme scheme) {
-    Value &slot = cache[static_cast<unsigned>(scheme)];
-    if (!slot)
-      slot = rowOf(scheme);
-    return slot;
-  };
-  Block &body = op.getBody().front();
-  Value zero;
-  auto unused = [&]() {
-    if (!zero)
-      zero = constIndex(b, loc, 0);
-    return zero;
-  };
-  SmallVector<Value> args;
-  AccessScheme idScheme =
-      op.getDomain() == Domain::Edges ? AccessScheme::Edge : AccessScheme::Node;
-  args.push_back(body.getArgument(0).use_empty() ? unused() : row(idScheme));
-  unsigned numOperands = op.getInputs().size() + op.getOutputs().size();
-  for (unsigned i = 0; i < numOperands; ++i) {
-    AccessScheme scheme = op.getScheme(i);
-    bool needed =
-        !op.getRowArgument(i).use_empty() && scheme != AccessScheme::Whole;
-    args.push_back(needed ? row(scheme) : unused());
-  }
-  return args;
 }
 
 /// Opens the iteration space [0, upper) as ceil(upper / lanes) groups of

@@ -1,9 +1,12 @@
-//===- TemplateUtils.cpp - helpers shared by the htmpl lowerings -*- C++ -*-===//
+//===- TemplateUtils.cpp - helpers shared by the htmpl lowerings -*- C++
+//-*-===//
 
 #include "TemplateUtils.h"
 
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
+
+#include <array>
 
 using namespace mlir;
 
@@ -63,6 +66,38 @@ hector::templates::weightIndices(const WeightIndexing &weight, Value t, Value h,
   else
     indices.append({k, n});
   return indices;
+}
+
+SmallVector<Value> hector::templates::bodyArguments(
+    OpBuilder &b, Location loc, htmpl::TraversalOp op,
+    function_ref<Value(htmpl::AccessScheme)> rowOf) {
+  std::array<Value, 8> cache;
+  auto row = [&](htmpl::AccessScheme scheme) {
+    Value &slot = cache[static_cast<unsigned>(scheme)];
+    if (!slot)
+      slot = rowOf(scheme);
+    return slot;
+  };
+  Block &body = op.getBody().front();
+  Value zero;
+  auto unused = [&]() {
+    if (!zero)
+      zero = constIndex(b, loc, 0);
+    return zero;
+  };
+  SmallVector<Value> args;
+  htmpl::AccessScheme idScheme = op.getDomain() == htmpl::Domain::Edges
+                                     ? htmpl::AccessScheme::Edge
+                                     : htmpl::AccessScheme::Node;
+  args.push_back(body.getArgument(0).use_empty() ? unused() : row(idScheme));
+  unsigned numOperands = op.getInputs().size() + op.getOutputs().size();
+  for (unsigned i = 0; i < numOperands; ++i) {
+    htmpl::AccessScheme scheme = op.getScheme(i);
+    bool needed = !op.getRowArgument(i).use_empty() &&
+                  scheme != htmpl::AccessScheme::Whole;
+    args.push_back(needed ? row(scheme) : unused());
+  }
+  return args;
 }
 
 void hector::templates::inlineBody(RewriterBase &rewriter,

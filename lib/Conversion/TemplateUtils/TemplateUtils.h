@@ -48,6 +48,13 @@ llvm::SmallVector<mlir::Value> weightIndices(const WeightIndexing &weight,
                                              mlir::Value t, mlir::Value h,
                                              mlir::Value k, mlir::Value n);
 
+/// Builds the body arguments of one traversal iteration (the edge or node
+/// id, then one row per operand) from `rowOf`, computing each scheme at most
+/// once and only for arguments the body uses (others get 0).
+llvm::SmallVector<mlir::Value>
+bodyArguments(mlir::OpBuilder &b, mlir::Location loc, htmpl::TraversalOp op,
+              llvm::function_ref<mlir::Value(htmpl::AccessScheme)> rowOf);
+
 /// Moves the traversal body to the rewriter's insertion point (which must be
 /// before a terminator) with its block arguments replaced by `args`.
 void inlineBody(mlir::RewriterBase &rewriter, htmpl::TraversalOp op,
