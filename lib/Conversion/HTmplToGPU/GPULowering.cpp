@@ -23,6 +23,21 @@ Value hector::gpu::zeroOf(OpBuilder &b, Location loc, Type type) {
                                    cast<TypedAttr>(b.getZeroAttr(type)));
 }
 
+hector::gpu::FlatLaunch hector::gpu::createFlatLaunch(OpBuilder &b,
+                                                      Location loc, Value count,
+                                                      int64_t threads) {
+  Value perBlock = constIndex(b, loc, threads);
+  Launch launch =
+      createLaunch(b, loc, ceilDiv(b, loc, count, perBlock),
+                   constIndex(b, loc, 1), constIndex(b, loc, 1), threads);
+  Value id = arith::AddIOp::create(
+      b, loc, arith::MulIOp::create(b, loc, launch.blockX, perBlock),
+      launch.thread);
+  Value inside =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, count);
+  return {launch, id, inside};
+}
+
 MemRefType hector::gpu::workgroupType(ArrayRef<int64_t> shape, Type element) {
   auto space = mlir::gpu::AddressSpaceAttr::get(
       element.getContext(), mlir::gpu::GPUDialect::getWorkgroupAddressSpace());
@@ -66,15 +81,8 @@ void hector::gpu::emitZeroFill(OpBuilder &b, Location loc, Value buffer,
     dims.push_back(dimOf(b, loc, buffer, d));
     total = b.createOrFold<arith::MulIOp>(loc, total, dims.back());
   }
-  Value perBlock = constIndex(b, loc, threads);
-  Launch launch =
-      createLaunch(b, loc, ceilDiv(b, loc, total, perBlock),
-                   constIndex(b, loc, 1), constIndex(b, loc, 1), threads);
-  Value id = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, launch.blockX, perBlock),
-      launch.thread);
-  Value inside =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, total);
+  FlatLaunch flat = createFlatLaunch(b, loc, total, threads);
+  Value id = flat.id, inside = flat.inside;
   auto guard = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
   b.setInsertionPointToStart(guard.thenBlock());
   // Row-major delinearisation, innermost dimension first.

@@ -70,6 +70,16 @@ Launch createLaunch(mlir::OpBuilder &b, mlir::Location loc, mlir::Value gx,
                     mlir::Value gy, mlir::Value gz, int64_t threads,
                     llvm::ArrayRef<mlir::MemRefType> shared = {});
 
+/// A 1-D launch with one thread per item of [0, count): `id` is the thread's
+/// global index and `inside` whether it is below `count` (the last block may
+/// be partial). The builder is left as createLaunch leaves it.
+struct FlatLaunch {
+  Launch launch;
+  mlir::Value id, inside;
+};
+FlatLaunch createFlatLaunch(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value count, int64_t threads);
+
 /// A static memref type in workgroup (shared) memory.
 mlir::MemRefType workgroupType(llvm::ArrayRef<int64_t> shape,
                                mlir::Type element);

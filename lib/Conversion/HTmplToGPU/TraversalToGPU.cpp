@@ -342,15 +342,9 @@ void lowerThreads(RewriterBase &rewriter, TraversalOp op,
   Value count =
       edges ? edgeCount(b, loc, op) : dimOf(b, loc, nodeCountSource(op), 0);
   Value numNodes = csr ? csrNodeCount(b, loc, op) : Value();
-  Value perBlock = constIndex(b, loc, threads);
-  Launch launch =
-      createLaunch(b, loc, ceilDiv(b, loc, count, perBlock),
-                   constIndex(b, loc, 1), constIndex(b, loc, 1), threads);
-  Value id = arith::AddIOp::create(
-      b, loc, arith::MulIOp::create(b, loc, launch.blockX, perBlock),
-      launch.thread);
-  Value valid =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, id, count);
+  FlatLaunch flat = createFlatLaunch(b, loc, count, threads);
+  Launch launch = flat.launch;
+  Value id = flat.id, valid = flat.inside;
 
   // The instance of this thread; called inside the `valid` branch.
   auto resolve = [&]() {
