@@ -149,8 +149,14 @@ def test_released_memory_outlives_page_sharing_registrations(monkeypatch):
     monkeypatch.setattr(hu._runtime, "host_register", lambda p, n, d: calls.append(("reg", p, n)) or p)
     monkeypatch.setattr(hu._runtime, "host_unregister", lambda p, n: calls.append(("unreg", p, n)))
     monkeypatch.setattr(hu, "_registrations", {})
-    store = torch.zeros(4096)            # 16 KB: a few pages
-    a, b, far = store[0:100], store[200:300], store[3000:3100]
+    import mmap
+
+    # Slices at fixed offsets from a page boundary, so that a and b always
+    # share a page and far never does (a tensor is only 64-byte aligned).
+    store = torch.zeros(4096 + mmap.PAGESIZE // 4)
+    base = (-store.data_ptr() % mmap.PAGESIZE) // 4
+    a, b, far = (store[base:base + 100], store[base + 200:base + 300],
+                 store[base + 3000:base + 3100])
     ua, ub, uf = unified(a.view(10, 10), device=0), unified(b.view(10, 10), device=0), \
         unified(far.view(10, 10), device=0)
     assert [c[0] for c in calls] == ["reg"] * 3 and len(hu._registrations) == 3
