@@ -1,0 +1,169 @@
+"""The single-layer RGCN, RGAT and HGT models of BRIEF.md §4 as hgraph IR text.
+
+    from hector import models
+    text = models.generate("rgat", width=64, heads=4)   # an hgraph module, as a str
+    lib = hector.compile(text, target="cpu")
+
+`examples/generate.py` is the command-line front end of this module, and
+`examples/{rgcn,rgat,hgt}.mlir` are its output with the defaults (a lit test
+checks that they still are). hector.nn builds its layers from the same
+generator, so `python3 -m hector.aot` can build the libraries the layers
+will ask for (the cache key is a hash of this text).
+
+Weights are stored [in, out] and applied to row vectors (x · W), as in
+PyTorch Geometric. Argument names (`h`, `W`, `a`, ...) become the names of
+the compiled entry point's arguments in its manifest.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["MODELS", "generate", "rgcn", "rgat", "hgt"]
+
+
+def _feature(kind, width, heads=1):
+    suffix = f", heads = {heads}" if heads != 1 else ""
+    return f"!hgraph.{kind}<{width}xf32{suffix}>"
+
+
+def _weight(index, *shape):
+    return f"!hgraph.weight<{index}, {'x'.join(map(str, shape))}xf32>"
+
+
+def _arg(name, type_):
+    """A function argument named for the compiled entry point's manifest."""
+    return f'%{name}: {type_} {{hgraph.name = "{name}"}}'
+
+
+def _float(value: float) -> str:
+    """An MLIR float literal that parses back to exactly `value` (as f64):
+    the 7-digit exponent form where that is exact (0.2 -> 2.000000e-01,
+    the committed examples' spelling), else Python's shortest exact repr."""
+    text = f"{value:.6e}"
+    return text if float(text) == value else repr(float(value))
+
+
+def rgcn(width_in, width_out, heads=1):
+    if heads != 1:
+        raise ValueError("RGCN has no heads")
+    h, o = _feature("node", width_in), _feature("node", width_out)
+    msg, norm = _feature("edge", width_out), _feature("edge", 1)
+    w, w0 = _weight("edge", width_in, width_out), _weight("single", width_in, width_out)
+    return f"""// RGCN (BRIEF.md §4):
+//   h'_t = W_0ᵀ h_t + Σ_{{e=(s→t)}} c_e · W_φ(e)ᵀ h_s,
+//   c_e  = 1 / |{{e' = (s'→t) : φ(e') = φ(e)}}|
+hgraph.func @rgcn(%g: !hgraph.graph, {_arg("h", h)},
+                  {_arg("W", w)}, {_arg("W0", w0)}) -> {o} {{
+  %msg = hgraph.typed_linear %W, %h from src : {w}, {h} -> {msg}
+  %norm = hgraph.relation_norm %g : !hgraph.graph -> {norm}
+  %scaled = hgraph.scale %norm, %msg : {norm}, {msg} -> {msg}
+  %agg = hgraph.aggregate sum %scaled : {msg} -> {o}
+  %self = hgraph.typed_linear %W0, %h from node : {w0}, {h} -> {o}
+  %out = hgraph.add %self, %agg : {o}
+  hgraph.return %out : {o}
+}}
+"""
+
+
+def rgat(width_in, width_out, heads=1, negative_slope=0.2):
+    h = _feature("node", width_in)
+    z, o = _feature("edge", width_out, heads), _feature("node", width_out, heads)
+    s = _feature("edge", heads, heads)
+    w, v = _weight("edge", width_in, width_out), _weight("edge", width_out)
+    return f"""// RGAT (BRIEF.md §4), {heads} head(s) of {width_out // heads} features:
+//   z_e     = W_φ(e)ᵀ h_s
+//   score_e = LeakyReLU_{negative_slope:g}(a_φ(e)·z_e + b_φ(e)·(W_φ(e)ᵀ h_t))   (per head)
+//   α_e     = softmax of score over the incoming edges of t
+//   h'_t    = Σ_e α_e z_e
+hgraph.func @rgat(%g: !hgraph.graph, {_arg("h", h)},
+                  {_arg("W", w)}, {_arg("a", v)}, {_arg("b", v)}) -> {o} {{
+  %z = hgraph.typed_linear %W, %h from src : {w}, {h} -> {z}
+  %zt = hgraph.typed_linear %W, %h from dst : {w}, {h} -> {z}
+  %av = hgraph.typed_vector %a : {v} -> {z}
+  %bv = hgraph.typed_vector %b : {v} -> {z}
+  %sa = hgraph.dot %z, %av : {z} -> {s}
+  %sb = hgraph.dot %zt, %bv : {z} -> {s}
+  %sum = hgraph.add %sa, %sb : {s}
+  %score = hgraph.leaky_relu %sum alpha {_float(negative_slope)} : {s}
+  %alpha = hgraph.edge_softmax %score : {s}
+  %msg = hgraph.scale %alpha, %z : {s}, {z} -> {z}
+  %out = hgraph.aggregate sum %msg : {z} -> {o}
+  hgraph.return %out : {o}
+}}
+"""
+
+
+def hgt(width_in, width_out, heads=1):
+    if width_in != width_out:
+        raise ValueError("HGT's residual h'_t = ... + h_t needs in == out")
+    d, a = width_in, width_in // heads
+    h = _feature("node", d)
+    nh, eh = _feature("node", d, heads), _feature("edge", d, heads)
+    s = _feature("edge", heads, heads)
+    wn, wh, mu = _weight("node", d, d), _weight("edge", heads, a, a), _weight("edge", heads)
+    # repr() of a float is the shortest exact form; MLIR parses it back exactly.
+    inv_sqrt = float(1.0 / math.sqrt(a))
+    return f"""// HGT (BRIEF.md §4), {heads} head(s) of {a} features:
+//   k_s = K_τ(s) h_s,  q_t = Q_τ(t) h_t,  v_s = V_τ(s) h_s
+//   score_e = (k_s W^att_φ(e) · q_t) · μ_φ(e) / √{a}        (per head)
+//   α = softmax over the incoming edges of t
+//   m_e = v_s W^msg_φ(e)
+//   h'_t = A_τ(t) Σ_e α_e m_e + h_t
+hgraph.func @hgt(%g: !hgraph.graph, {_arg("h", h)},
+                 {_arg("K", wn)}, {_arg("Q", wn)}, {_arg("V", wn)}, {_arg("A", wn)},
+                 {_arg("Watt", wh)}, {_arg("Wmsg", wh)}, {_arg("mu", mu)}) -> {h} {{
+  %k = hgraph.typed_linear %K, %h from node : {wn}, {h} -> {nh}
+  %q = hgraph.typed_linear %Q, %h from node : {wn}, {h} -> {nh}
+  %v = hgraph.typed_linear %V, %h from node : {wn}, {h} -> {nh}
+  %katt = hgraph.typed_linear %Watt, %k from src : {wh}, {nh} -> {eh}
+  %qt = hgraph.gather %q from dst : {nh} -> {eh}
+  %dot = hgraph.dot %katt, %qt : {eh} -> {s}
+  %muv = hgraph.typed_vector %mu : {mu} -> {s}
+  %prior = hgraph.mul %dot, %muv : {s}
+  %score = hgraph.const_scale %prior by {inv_sqrt!r} : {s}
+  %alpha = hgraph.edge_softmax %score : {s}
+  %m = hgraph.typed_linear %Wmsg, %v from src : {wh}, {nh} -> {eh}
+  %msg = hgraph.scale %alpha, %m : {s}, {eh} -> {eh}
+  %agg = hgraph.aggregate sum %msg : {eh} -> {nh}
+  %out0 = hgraph.typed_linear %A, %agg from node : {wn}, {nh} -> {h}
+  %out = hgraph.add %out0, %h : {h}
+  hgraph.return %out : {h}
+}}
+"""
+
+
+MODELS = {"rgcn": rgcn, "rgat": rgat, "hgt": hgt}
+
+# Options a model takes beyond the widths and heads, with their defaults.
+OPTIONS = {"rgcn": {}, "rgat": {"negative_slope": 0.2}, "hgt": {}}
+
+
+def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **options) -> str:
+    """The hgraph IR of one layer of `model` ("rgcn", "rgat" or "hgt").
+
+    width is the input feature width, out_width the output width (default:
+    width), heads the number of attention heads (it must divide both).
+    Raises ValueError for an unknown model or option, or sizes that do not fit.
+    """
+    if model not in MODELS:
+        raise ValueError(f"unknown model {model!r}; known: {', '.join(sorted(MODELS))}")
+    unknown = sorted(set(options) - set(OPTIONS[model]))
+    if unknown:
+        raise ValueError(f"{model} has no option {unknown[0]!r}"
+                         + (f" (options: {', '.join(OPTIONS[model])})" if OPTIONS[model] else ""))
+    out_width = width if out_width is None else out_width
+    for name, value in (("width", width), ("out_width", out_width), ("heads", heads)):
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    if width <= 0 or out_width <= 0 or heads <= 0:
+        raise ValueError("widths and heads must be positive")
+    if out_width % heads or width % heads:
+        raise ValueError(f"heads = {heads} must divide the widths ({width} and {out_width})")
+    if "negative_slope" in options:
+        slope = options["negative_slope"]
+        if isinstance(slope, bool) or not isinstance(slope, (int, float)) \
+                or not math.isfinite(slope):
+            raise ValueError(f"negative_slope must be a finite number, got {slope!r}")
+        options["negative_slope"] = float(slope)
+    return MODELS[model](width, out_width, heads, **options)
