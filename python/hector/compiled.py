@@ -15,6 +15,10 @@ outputs are buffers the caller allocates and the entry point fills.
   work). The library needs ``libhector_runtime.so``: ``hectorc`` copies it
   next to the library, where the library finds it.
 
+Libraries built with ``hectorc --training`` also have, per function f, the
+entries f_fwd and f_bwd (``lib.training_entries("f")``; docs/python.md):
+their saved tensors and gradients are caller-allocated outputs too.
+
 Before calling, every argument is checked against the manifest: type and
 dtype (TypeError), rank, contiguity, writability of outputs, static sizes and
 shape symbols -- every "E" the same, "N+1" one more than "N" (ValueError);
@@ -38,7 +42,16 @@ __all__ = ["load", "CompiledLibrary", "EntryPoint", "Argument", "LaunchError"]
 
 MANIFEST_FORMAT = "hector-library-manifest"
 MANIFEST_VERSION = 1
-ROLES = ("graph", "input", "weight", "output")
+# Roles of arguments. `output`, `saved` and `grad` are buffers the caller
+# allocates and the entry point fills; the others are read. A library built
+# with `hectorc --training` has, per function f, the entries f (kind
+# "inference"), f_fwd ("training_forward": f's arguments, then its saved
+# tensors as outputs) and f_bwd ("training_backward": what the backward reads,
+# the saved tensors, the cotangents "d_result<i>" of f's results, then the
+# gradients "d_<argument>" as outputs); both name f in "primal".
+ROLES = ("graph", "input", "weight", "output", "saved", "grad_output", "grad")
+OUTPUT_ROLES = ("output", "saved", "grad")
+KINDS = ("inference", "training_forward", "training_backward")
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64")
 STREAM_ASYNC = 1  # HECTOR_STREAM_ASYNC (runtime/include/hector/launch.h)
 
@@ -65,10 +78,15 @@ class Argument:
     rank: int
     shape: tuple  # per dimension: symbol (str), size (int) or None
     sizes: tuple  # per dimension: the size every call must have, or None
+    entry_kind: str = "inference"  # the kind of the entry point it belongs to
 
     @property
     def is_output(self) -> bool:
-        return self.role == "output"
+        """Whether the caller allocates this buffer and the entry point fills
+        it: results, saved tensors of a training forward, gradients. (Saved
+        tensors are outputs of f_fwd and inputs of f_bwd.)"""
+        return self.role in OUTPUT_ROLES and not (self.role == "saved" and self.entry_kind ==
+                                                  "training_backward")
 
 
 def _descriptor_type(rank: int, cache: dict = {}) -> type:  # noqa: B006
@@ -95,7 +113,7 @@ def _manifest_error(path: str, what: str) -> ValueError:
     return ValueError(f"{path}: not a valid hectorc manifest: {what}")
 
 
-def _parse_argument(path: str, entry: str, index: int, raw) -> Argument:
+def _parse_argument(path: str, entry: str, index: int, raw, kind: str) -> Argument:
     where = f"entry '{entry}' argument {index}"
     if not isinstance(raw, dict):
         raise _manifest_error(path, f"{where} is not an object")
@@ -119,7 +137,11 @@ def _parse_argument(path: str, entry: str, index: int, raw) -> Argument:
     for size in sizes:
         if not (size is None or (isinstance(size, int) and size >= 0)):
             raise _manifest_error(path, f"{where} has a bad size {size!r}")
-    return Argument(index, role, name, dtype, rank, tuple(shape), tuple(sizes))
+    if role in ("saved", "grad", "grad_output") and kind == "inference":
+        raise _manifest_error(path, f"{where} has role {role!r} in an inference entry")
+    if role in ("grad", "grad_output") and kind == "training_forward":
+        raise _manifest_error(path, f"{where} has role {role!r} in a training_forward entry")
+    return Argument(index, role, name, dtype, rank, tuple(shape), tuple(sizes), kind)
 
 
 class EntryPoint:
@@ -134,8 +156,15 @@ class EntryPoint:
         except (KeyError, TypeError) as e:
             raise _manifest_error(path, f"an entry lacks {e}") from None
         self.preprocessing = tuple(raw.get("preprocessing", ()))
+        # Libraries from before training entries carry no kind: inference.
+        self.kind = raw.get("kind", "inference")
+        if self.kind not in KINDS:
+            raise _manifest_error(path, f"entry '{self.name}' has kind {self.kind!r}")
+        self.primal = raw.get("primal", self.name)
+        if not isinstance(self.primal, str) or not self.primal:
+            raise _manifest_error(path, f"entry '{self.name}' has primal {self.primal!r}")
         self.arguments = tuple(
-            _parse_argument(path, self.name, i, a) for i, a in enumerate(raw_args))
+            _parse_argument(path, self.name, i, a, self.kind) for i, a in enumerate(raw_args))
         self._library = library
         try:
             self._fn = getattr(library._lib, self.symbol)
@@ -399,6 +428,21 @@ class CompiledLibrary:
         if reset:
             self._lib.hector_launch_reset_peak_temporary_bytes()
         return peak
+
+    def training_entries(self, primal: str):
+        """(f_fwd, f_bwd): the training entry points of function `primal`, or
+        None when the library was built without ``hectorc --training``."""
+        if primal not in self.entries:
+            raise KeyError(f"{self.path} has no entry point {primal!r}")
+        found = {e.kind: e for e in self.entries.values()
+                 if e.primal == primal and e.kind != "inference"}
+        if not found:
+            return None
+        missing = [k for k in ("training_forward", "training_backward") if k not in found]
+        if missing:
+            raise _manifest_error(self.manifest_path,
+                                  f"function '{primal}' has no {missing[0]} entry")
+        return found["training_forward"], found["training_backward"]
 
     def __getattr__(self, name: str) -> EntryPoint:
         entries = self.__dict__.get("entries", {})

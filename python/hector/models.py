@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["MODELS", "generate", "rgcn", "rgat", "hgt"]
+__all__ = ["MODELS", "generate", "spec", "parse_spec", "from_spec", "rgcn", "rgat", "hgt"]
 
 
 def _feature(kind, width, heads=1):
@@ -167,3 +167,50 @@ def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **opti
             raise ValueError(f"negative_slope must be a finite number, got {slope!r}")
         options["negative_slope"] = float(slope)
     return MODELS[model](width, out_width, heads, **options)
+
+
+def spec(model: str, width: int = 64, out_width=None, heads: int = 1, **options) -> str:
+    """The canonical text of one model configuration, as hector.aot takes it:
+    "rgat:width=64,out_width=64,heads=4" (options that differ from their
+    defaults follow). generate() must accept the same arguments."""
+    generate(model, width, out_width, heads, **options)  # validates
+    out_width = width if out_width is None else out_width
+    fields = [f"width={width}", f"out_width={out_width}", f"heads={heads}"]
+    fields += [f"{k}={options[k]!r}" for k in sorted(options)
+               if options[k] != OPTIONS[model][k]]
+    return f"{model}:{','.join(fields)}"
+
+
+def parse_spec(text: str) -> dict:
+    """"rgat:width=64,heads=4" -> {"model": "rgat", "width": 64, "heads": 4}:
+    the arguments of generate(). Raises ValueError on malformed text."""
+    model, _, rest = text.partition(":")
+    if model not in MODELS:
+        raise ValueError(f"model spec {text!r}: unknown model {model!r}; known: "
+                         f"{', '.join(sorted(MODELS))}")
+    args = {"model": model}
+    for item in filter(None, rest.split(",")):
+        key, eq, value = item.partition("=")
+        key = key.strip()
+        if not eq or not key:
+            raise ValueError(f"model spec {text!r}: expected key=value, got {item!r}")
+        if key in args:
+            raise ValueError(f"model spec {text!r}: {key} given twice")
+        try:
+            args[key] = int(value)
+        except ValueError:
+            try:
+                args[key] = float(value)
+            except ValueError:
+                raise ValueError(f"model spec {text!r}: {key} must be a number, "
+                                 f"got {value!r}") from None
+    return args
+
+
+def from_spec(text: str) -> str:
+    """The IR of a model spec ("rgat:width=64,heads=4")."""
+    args = parse_spec(text)
+    try:
+        return generate(args.pop("model"), **args)
+    except (TypeError, ValueError) as err:  # TypeError: an unknown keyword of generate()
+        raise ValueError(f"model spec {text!r}: {err}") from None

@@ -1,0 +1,285 @@
+"""What the hector.nn layers share: the compiled library of a layer and the
+per-graph preprocessing cache."""
+
+from __future__ import annotations
+
+import math
+import threading
+import weakref
+from collections import OrderedDict
+
+import torch
+
+from .. import compiler, models
+from ..autograd import TrainingNotAvailable
+
+__all__ = ["GraphCache", "graph_cache", "CompiledLayer", "glorot_"]
+
+
+def glorot_(tensor: torch.Tensor) -> torch.Tensor:
+    """Glorot (Xavier) uniform over the last two dimensions, as PyG's
+    `inits.glorot`: U(-a, a), a = sqrt(6 / (fan_in + fan_out))."""
+    bound = math.sqrt(6.0 / (tensor.size(-2) + tensor.size(-1)))
+    with torch.no_grad():
+        return tensor.uniform_(-bound, bound)
+
+
+# ---- per-graph preprocessing cache ---------------------------------------------
+
+def _version(t: torch.Tensor):
+    try:
+        return t._version
+    except RuntimeError:  # an inference-mode tensor has no version counter
+        return None
+
+
+class GraphCache:
+    """Preprocessed graphs (hector.graph.preprocess), keyed by the identity of
+    the tensors that describe the graph (edge_index, edge_type, ...) and their
+    version counters, plus the sizes and the device.
+
+    Identity + version is free to check on every forward and never reads the
+    data (a content hash would read every index, and on a GPU would need a
+    synchronizing copy). The cost: a graph rebuilt as new tensors in every
+    step (e.g. torch.stack in the training loop) is preprocessed every step;
+    keep the graph tensors alive across steps to hit the cache. An in-place
+    change of a key tensor bumps its version, so it is never served stale.
+    Entries die with their tensors (weak references) and at most `capacity`
+    graphs are kept (least recently used first out). Inference-mode tensors
+    have no version counter and are never cached.
+    """
+
+    def __init__(self, capacity: int = 16):
+        self.capacity = capacity
+        self.hits = 0
+        self.misses = 0
+        self._entries: OrderedDict = OrderedDict()
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self.hits = self.misses = 0
+
+    def get(self, tensors, extra, build):
+        """The cached value for (tensors, extra), or build() stored."""
+        versions = [_version(t) for t in tensors]
+        cacheable = None not in versions
+        key = (tuple((id(t), v) for t, v in zip(tensors, versions)), extra)
+        with self._lock:
+            entry = self._entries.get(key) if cacheable else None
+            if entry is not None and all(r() is t for r, t in zip(entry[0], tensors)):
+                self._entries.move_to_end(key)
+                self.hits += 1
+                return entry[1]
+            self.misses += 1
+        value = build()
+        if not cacheable:
+            return value
+
+        def forget(_ref, key=key, cache=weakref.ref(self)):
+            owner = cache()
+            if owner is not None:
+                with owner._lock:
+                    owner._entries.pop(key, None)
+
+        refs = [weakref.ref(t, forget) for t in tensors]
+        with self._lock:
+            self._entries[key] = (refs, value)
+            self._entries.move_to_end(key)
+            while len(self._entries) > self.capacity:
+                self._entries.popitem(last=False)
+        return value
+
+
+graph_cache = GraphCache()
+
+
+def check_index_tensor(what: str, t, rows=None, device=None) -> torch.Tensor:
+    if not isinstance(t, torch.Tensor):
+        raise TypeError(f"{what} must be a torch.Tensor, got {type(t).__name__} "
+                        "(sparse adjacency types are not supported)")
+    if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
+        raise TypeError(f"{what} must hold integer ids, got dtype {t.dtype}")
+    if rows is None:
+        if t.dim() != 1:
+            raise ValueError(f"{what} must be one-dimensional, got shape {tuple(t.shape)}")
+    elif t.dim() != 2 or t.size(0) != rows:
+        raise ValueError(f"{what} must have shape [{rows}, E], got {tuple(t.shape)}")
+    if device is not None and t.device != device:
+        raise ValueError(f"{what} is on {t.device} but the features are on {device}")
+    return t
+
+
+def preprocess(device, node_type, src, dst, etype, num_node_types, num_edge_types):
+    """hector.graph.preprocess where the layer runs: numpy arrays for the CPU
+    library, tensors on the GPU for the CUDA one."""
+    from .. import graph
+
+    if device.type == "cuda":
+        return graph.preprocess(node_type, src, dst, etype, num_node_types, num_edge_types,
+                                device=device)
+    host = [t.detach().cpu().numpy() for t in (node_type, src, dst, etype)]
+    return graph.preprocess(*host, num_node_types, num_edge_types)
+
+
+# ---- compiled layers -------------------------------------------------------------
+
+_libraries: dict = {}  # (spec, target, arch, training, cache dir, compiler) -> library
+_libraries_lock = threading.Lock()
+
+
+class CompiledLayer(torch.nn.Module):
+    """A layer computed by one function of a hector-compiled library.
+
+    The library is compiled (or found in the cache) on the first forward on a
+    device: target cpu or cuda (for the GPU's architecture), with training
+    entries when gradients are needed. `cache_dir` and `compiler` (per
+    instance; default None) are passed to hector.compile.
+    """
+
+    model = ""  # "rgcn", "rgat" or "hgt": the function of the library
+
+    def __init__(self):
+        super().__init__()
+        self.cache_dir = None
+        self.compiler = None
+        self.synchronize = True
+
+    def _spec_args(self) -> dict:
+        raise NotImplementedError
+
+    @property
+    def model_spec(self) -> str:
+        """The model spec of this layer's library, as `python3 -m hector.aot` takes it."""
+        args = self._spec_args()
+        return models.spec(self.model, **args)
+
+    def library(self, device, training: bool):
+        """The compiled library for `device` (training: with f_fwd/f_bwd)."""
+        device = torch.device(device)
+        target = "cuda" if device.type == "cuda" else "cpu"
+        if device.type not in ("cpu", "cuda"):
+            raise ValueError(f"hector layers run on the CPU or CUDA GPUs, got device {device}")
+        arch = None
+        if target == "cuda":
+            major, minor = torch.cuda.get_device_capability(device)
+            arch = f"sm_{major}{minor}"
+        spec = self.model_spec
+        common = (spec, target, arch)
+        where = (str(compiler.resolve_cache_dir(self.cache_dir)), str(self.compiler))
+        with _libraries_lock:
+            for wanted in ((True,) if training else (False, True)):
+                if common + (wanted,) + where in _libraries:
+                    return _libraries[common + (wanted,) + where]
+        text = models.from_spec(spec)
+
+        def build(with_training):
+            return compiler.compile(text, target, training=with_training, gpu_arch=arch,
+                                    cache_dir=self.cache_dir, compiler=self.compiler,
+                                    description=spec)
+
+        try:
+            lib = build(training)
+        except compiler.MissingArtifactError as missing:
+            if training:
+                raise
+            try:  # a library built with --training serves inference too
+                lib = build(True)
+            except compiler.MissingArtifactError:
+                raise missing from None
+            training = True
+        except compiler.CompileError as err:
+            if training and not compiler.supports_training(self.compiler):
+                raise TrainingNotAvailable(
+                    f"{type(self).__name__} needs gradients, but this hectorc has no "
+                    "--training (autodiff) yet; run it under torch.no_grad() or with "
+                    "requires_grad=False everywhere") from err
+            raise
+        with _libraries_lock:
+            _libraries[common + (training,) + where] = lib
+        return lib
+
+    def needs_grad(self, *inputs) -> bool:
+        if not torch.is_grad_enabled():
+            return False
+        return any(t.requires_grad for t in inputs) or any(
+            p.requires_grad for p in self.parameters())
+
+
+# ---- PyG's basis and block decompositions of relation weights ----------------------
+
+def relation_parameters(module, num_relations, in_channels, out_channels, num_bases,
+                        num_blocks, basis_name="weight", coeff_name="comp"):
+    """Registers the relation weights as PyG does: dense `weight` [R, in, out];
+    or `num_bases` bases [B, in, out] (named `basis_name`) with coefficients
+    [R, B] (`coeff_name`); or `num_blocks` diagonal blocks `weight`
+    [R, B, in/B, out/B]. relation_weight() turns any of them into the dense
+    [R, in, out] the compiled layer takes (differentiably)."""
+    if num_bases is not None and num_blocks is not None:
+        raise ValueError("can not apply both basis-decomposition and "
+                         "block-diagonal-decomposition at the same time")
+    module.num_bases, module.num_blocks = num_bases, num_blocks
+    module._basis_name, module._coeff_name = basis_name, coeff_name
+    if num_bases is not None:
+        if num_bases < 1:
+            raise ValueError(f"num_bases must be positive, got {num_bases}")
+        module.register_parameter(basis_name, torch.nn.Parameter(
+            torch.empty(num_bases, in_channels, out_channels)))
+        module.register_parameter(coeff_name, torch.nn.Parameter(
+            torch.empty(num_relations, num_bases)))
+    elif num_blocks is not None:
+        if num_blocks < 1 or in_channels % num_blocks or out_channels % num_blocks:
+            raise ValueError(f"num_blocks = {num_blocks} must divide in_channels = "
+                             f"{in_channels} and the output width {out_channels}")
+        module.weight = torch.nn.Parameter(torch.empty(
+            num_relations, num_blocks, in_channels // num_blocks, out_channels // num_blocks))
+    else:
+        module.weight = torch.nn.Parameter(
+            torch.empty(num_relations, in_channels, out_channels))
+
+
+def reset_relation_parameters(module):
+    if module.num_bases is not None:
+        glorot_(getattr(module, module._basis_name))
+        glorot_(getattr(module, module._coeff_name))
+    else:
+        glorot_(module.weight)
+
+
+def relation_weight(module, num_relations, in_channels, out_channels) -> torch.Tensor:
+    """The dense per-relation weights [R, in, out]."""
+    if module.num_bases is not None:
+        basis = getattr(module, module._basis_name)
+        coeff = getattr(module, module._coeff_name)
+        return (coeff @ basis.view(module.num_bases, -1)).view(
+            num_relations, in_channels, out_channels)
+    if module.num_blocks is not None:
+        w = module.weight  # [R, B, in/B, out/B] -> block diagonal [R, in, out]
+        eye = torch.eye(module.num_blocks, dtype=w.dtype, device=w.device)
+        return torch.einsum("rbio,bc->rbico", w, eye).reshape(
+            num_relations, in_channels, out_channels)
+    return module.weight
+
+
+def reject_options(layer: str, kwargs: dict) -> None:
+    if kwargs:
+        raise NotImplementedError(
+            f"hector.nn.{layer} does not support PyG's option(s) {', '.join(sorted(kwargs))} "
+            "(docs/python.md lists what is supported)")
+
+
+def check_features(layer: str, x, width: int, device_of=None) -> torch.Tensor:
+    if not isinstance(x, torch.Tensor):
+        raise TypeError(f"{layer}: x must be a torch.Tensor [N, {width}], got "
+                        f"{type(x).__name__} (featureless or bipartite inputs are not "
+                        "supported)")
+    if x.dim() != 2 or x.size(1) != width:
+        raise ValueError(f"{layer}: x must have shape [N, {width}], got {tuple(x.shape)}")
+    if x.dtype != torch.float32:
+        raise TypeError(f"{layer}: x must be float32 (hector computes in float32), "
+                        f"got {x.dtype}")
+    return x
