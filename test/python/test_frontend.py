@@ -354,3 +354,13 @@ def test_frontend_error_is_located():
     err = info.value
     assert (err.filename, err.line, err.col) == ("x.py", 3, 5)
     assert str(err) == f"x.py:3:5: {err.message}"
+
+
+def test_docs_example_emits():
+    # docs/frontend.md stays true: its first model emits and verifies.
+    import re
+    with open(f"{REPO}/docs/frontend.md", encoding="utf-8") as f:
+        example = re.findall(r"```python\n(.*?)```", f.read(), re.S)[0]
+    ir = emit_source(example, IN=32, OUT=32, H=4)
+    assert op_multiset(ir) == op_multiset(generated_ir("rgat", 32, 32, 4))
+    verify(ir)
