@@ -95,7 +95,7 @@ hgraph.func @from_node_edge_input(%g: !hgraph.graph, %x: !hgraph.edge<8xf32>, %w
 // -----
 
 hgraph.func @from_src_node_result(%g: !hgraph.graph, %x: !hgraph.node<8xf32>, %w: !hgraph.weight<edge, 8x8xf32>) {
-  // expected-error @+1 {{'from src' produces a edge-wise value, got node-wise '!hgraph.node<8xf32>'}}
+  // expected-error @+1 {{'from src' maps rows to an edge-wise result, got node-wise '!hgraph.node<8xf32>'}}
   %0 = hgraph.typed_linear %w, %x from src : !hgraph.weight<edge, 8x8xf32>, !hgraph.node<8xf32> -> !hgraph.node<8xf32>
   hgraph.return
 }
@@ -103,7 +103,7 @@ hgraph.func @from_src_node_result(%g: !hgraph.graph, %x: !hgraph.node<8xf32>, %w
 // -----
 
 hgraph.func @from_edge_node_input(%g: !hgraph.graph, %x: !hgraph.node<8xf32>, %w: !hgraph.weight<edge, 8x8xf32>) {
-  // expected-error @+1 {{'from edge' needs a edge-wise input, got node-wise '!hgraph.node<8xf32>'}}
+  // expected-error @+1 {{'from edge' needs an edge-wise input, got node-wise '!hgraph.node<8xf32>'}}
   %0 = hgraph.typed_linear %w, %x from edge : !hgraph.weight<edge, 8x8xf32>, !hgraph.node<8xf32> -> !hgraph.edge<8xf32>
   hgraph.return
 }
@@ -175,7 +175,7 @@ hgraph.func @vector_of_matrix(%g: !hgraph.graph, %w: !hgraph.weight<edge, 8x8xf3
 // -----
 
 hgraph.func @vector_edge_on_nodes(%g: !hgraph.graph, %w: !hgraph.weight<edge, 8xf32>) {
-  // expected-error @+1 {{an edge-typed weight gives an edge-wise value, got '!hgraph.node<8xf32>'}}
+  // expected-error @+1 {{an edge-typed weight pairs with an edge-wise value, got '!hgraph.node<8xf32>'}}
   %0 = hgraph.typed_vector %w : !hgraph.weight<edge, 8xf32> -> !hgraph.node<8xf32>
   hgraph.return
 }
@@ -183,7 +183,7 @@ hgraph.func @vector_edge_on_nodes(%g: !hgraph.graph, %w: !hgraph.weight<edge, 8x
 // -----
 
 hgraph.func @vector_node_on_edges(%g: !hgraph.graph, %w: !hgraph.weight<node, 8xf32>) {
-  // expected-error @+1 {{a node-typed weight gives a node-wise value, got '!hgraph.edge<8xf32>'}}
+  // expected-error @+1 {{a node-typed weight pairs with a node-wise value, got '!hgraph.edge<8xf32>'}}
   %0 = hgraph.typed_vector %w : !hgraph.weight<node, 8xf32> -> !hgraph.edge<8xf32>
   hgraph.return
 }
@@ -191,7 +191,7 @@ hgraph.func @vector_node_on_edges(%g: !hgraph.graph, %w: !hgraph.weight<node, 8x
 // -----
 
 hgraph.func @vector_width(%g: !hgraph.graph, %w: !hgraph.weight<edge, 8xf32>) {
-  // expected-error @+1 {{result width 16 does not match the weight's length 8}}
+  // expected-error @+1 {{row width 16 does not match the weight's length 8}}
   %0 = hgraph.typed_vector %w : !hgraph.weight<edge, 8xf32> -> !hgraph.edge<16xf32>
   hgraph.return
 }
@@ -199,7 +199,7 @@ hgraph.func @vector_width(%g: !hgraph.graph, %w: !hgraph.weight<edge, 8xf32>) {
 // -----
 
 hgraph.func @vector_element_type(%g: !hgraph.graph, %w: !hgraph.weight<edge, 8xf32>) {
-  // expected-error @+1 {{weight and result must have one element type}}
+  // expected-error @+1 {{weight and rows must have one element type}}
   %0 = hgraph.typed_vector %w : !hgraph.weight<edge, 8xf32> -> !hgraph.edge<8xbf16>
   hgraph.return
 }

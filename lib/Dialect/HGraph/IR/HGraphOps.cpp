@@ -115,87 +115,133 @@ LogicalResult ReturnOp::verify() {
 // TypedLinearOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult TypedLinearOp::verify() {
-  auto weight = cast<WeightType>(getWeight().getType());
-  auto input = cast<FeatureType>(getInput().getType());
-  auto result = cast<FeatureType>(getResult().getType());
-  Endpoint from = getFrom();
+namespace {
+/// The typing rules shared by `typed_linear` and its weight gradient: `input`
+/// rows are read `from` an endpoint and mapped by `weight` (transposed or
+/// not) into rows of `output`'s type.
+LogicalResult verifyTypedLinear(Operation *op, WeightType weight,
+                                Value inputValue, Value outputValue,
+                                Endpoint from, bool transpose,
+                                StringRef inputName, StringRef outputName) {
+  auto input = cast<FeatureType>(inputValue.getType());
+  auto output = cast<FeatureType>(outputValue.getType());
   StringRef fromName = stringifyEndpoint(from);
 
-  // Where the rows come from fixes the domains of input and result.
+  // Where the rows come from fixes the domains of input and output.
   bool wantEdgeInput = from == Endpoint::Edge;
-  bool wantEdgeResult = from != Endpoint::Node;
+  bool wantEdgeOutput = from != Endpoint::Node;
   if (input.isEdgeWise() != wantEdgeInput)
-    return emitOpError("'from ")
-           << fromName << "' needs a "
-           << (wantEdgeInput ? "edge-wise" : "node-wise") << " input, got "
-           << domainName(input) << " " << getInput().getType();
-  if (result.isEdgeWise() != wantEdgeResult)
-    return emitOpError("'from ")
-           << fromName << "' produces a "
-           << (wantEdgeResult ? "edge-wise" : "node-wise") << " value, got "
-           << domainName(result) << " " << getResult().getType();
+    return op->emitOpError("'from ")
+           << fromName << "' needs "
+           << (wantEdgeInput ? "an edge-wise" : "a node-wise") << " " << inputName
+           << ", got " << domainName(input) << " " << inputValue.getType();
+  if (output.isEdgeWise() != wantEdgeOutput)
+    return op->emitOpError("'from ")
+           << fromName << "' maps rows to "
+           << (wantEdgeOutput ? "an edge-wise" : "a node-wise") << " "
+           << outputName << ", got " << domainName(output) << " "
+           << outputValue.getType();
 
   // Which rows have a type that can select the weight slice.
   if (weight.getIndex() == WeightIndex::EdgeType && from == Endpoint::Node)
-    return emitOpError("an edge-typed weight cannot be applied to node rows "
-                       "('from node'): a node has no edge type");
+    return op->emitOpError("an edge-typed weight cannot be applied to node "
+                           "rows ('from node'): a node has no edge type");
   if (weight.getIndex() == WeightIndex::NodeType && from == Endpoint::Edge)
-    return emitOpError("a node-typed weight cannot be applied to an edge-wise "
-                       "value: use 'from src' or 'from dst' to say whose node "
-                       "type selects the weight");
+    return op->emitOpError(
+        "a node-typed weight cannot be applied to an edge-wise value: use "
+        "'from src' or 'from dst' to say whose node type selects the weight");
 
   if (weight.isVector())
-    return emitOpError("needs a matrix [in, out] or per-head [H, in/H, out/H] "
-                       "weight, got the vector weight ")
-           << getWeight().getType()
-           << "; use hgraph.typed_vector with hgraph.dot or hgraph.mul";
+    return op->emitOpError("needs a matrix [in, out] or per-head "
+                           "[H, in/H, out/H] weight, got the vector weight ")
+           << weight << "; use hgraph.typed_vector with hgraph.dot or "
+           << "hgraph.mul";
   if (weight.getElementType() != input.getElementType() ||
-      weight.getElementType() != result.getElementType())
-    return emitOpError("weight, input and result must have one element type");
+      weight.getElementType() != output.getElementType())
+    return op->emitOpError("weight, ")
+           << inputName << " and " << outputName
+           << " must have one element type";
 
-  if (input.getWidth() != weight.getInputWidth())
-    return emitOpError("input width ")
-           << input.getWidth() << " does not match the weight's input width "
-           << weight.getInputWidth();
-  if (result.getWidth() != weight.getOutputWidth())
-    return emitOpError("result width ")
-           << result.getWidth() << " does not match the weight's output width "
-           << weight.getOutputWidth();
+  int64_t inWidth = transpose ? weight.getOutputWidth() : weight.getInputWidth();
+  int64_t outWidth =
+      transpose ? weight.getInputWidth() : weight.getOutputWidth();
+  StringRef inSide = transpose ? "output" : "input";
+  StringRef outSide = transpose ? "input" : "output";
+  if (input.getWidth() != inWidth)
+    return op->emitOpError()
+           << inputName << " width " << input.getWidth()
+           << " does not match the weight's " << inSide << " width "
+           << inWidth;
+  if (output.getWidth() != outWidth)
+    return op->emitOpError()
+           << outputName << " width " << output.getWidth()
+           << " does not match the weight's " << outSide << " width "
+           << outWidth;
   if (weight.isPerHead()) {
     int64_t heads = weight.getShape()[0];
-    if (input.getHeads() != heads || result.getHeads() != heads)
-      return emitOpError("a per-head weight with ")
-             << heads << " heads needs input and result with " << heads
-             << " heads, got " << input.getHeads() << " and "
-             << result.getHeads();
+    if (input.getHeads() != heads || output.getHeads() != heads)
+      return op->emitOpError("a per-head weight with ")
+             << heads << " heads needs " << inputName << " and " << outputName
+             << " with " << heads << " heads, got " << input.getHeads()
+             << " and " << output.getHeads();
   }
   return success();
+}
+} // namespace
+
+LogicalResult TypedLinearOp::verify() {
+  return verifyTypedLinear(*this, cast<WeightType>(getWeight().getType()),
+                           getInput(), getResult(), getFrom(), getTranspose(),
+                           "input", "result");
+}
+
+//===----------------------------------------------------------------------===//
+// WeightGradOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult WeightGradOp::verify() {
+  return verifyTypedLinear(*this, cast<WeightType>(getResult().getType()),
+                           getInput(), getGrad(), getFrom(),
+                           /*transpose=*/false, "input", "gradient");
 }
 
 //===----------------------------------------------------------------------===//
 // TypedVectorOp
 //===----------------------------------------------------------------------===//
 
-LogicalResult TypedVectorOp::verify() {
-  auto weight = cast<WeightType>(getWeight().getType());
-  auto result = cast<FeatureType>(getResult().getType());
+namespace {
+/// The typing rules shared by `typed_vector` and its gradient `type_sum`:
+/// `rows` has one row per edge or node, each the length of the vector slice.
+LogicalResult verifyTypedVector(Operation *op, WeightType weight, Value rows) {
+  auto type = cast<FeatureType>(rows.getType());
   if (!weight.isVector())
-    return emitOpError("needs a vector weight [n], got ")
-           << getWeight().getType();
-  if (weight.getIndex() == WeightIndex::EdgeType && !result.isEdgeWise())
-    return emitOpError("an edge-typed weight gives an edge-wise value, got ")
-           << getResult().getType();
-  if (weight.getIndex() == WeightIndex::NodeType && result.isEdgeWise())
-    return emitOpError("a node-typed weight gives a node-wise value, got ")
-           << getResult().getType();
-  if (result.getWidth() != weight.getShape()[0])
-    return emitOpError("result width ")
-           << result.getWidth() << " does not match the weight's length "
+    return op->emitOpError("needs a vector weight [n], got ") << weight;
+  if (weight.getIndex() == WeightIndex::EdgeType && !type.isEdgeWise())
+    return op->emitOpError("an edge-typed weight pairs with an edge-wise "
+                           "value, got ")
+           << rows.getType();
+  if (weight.getIndex() == WeightIndex::NodeType && type.isEdgeWise())
+    return op->emitOpError("a node-typed weight pairs with a node-wise "
+                           "value, got ")
+           << rows.getType();
+  if (type.getWidth() != weight.getShape()[0])
+    return op->emitOpError("row width ")
+           << type.getWidth() << " does not match the weight's length "
            << weight.getShape()[0];
-  if (result.getElementType() != weight.getElementType())
-    return emitOpError("weight and result must have one element type");
+  if (type.getElementType() != weight.getElementType())
+    return op->emitOpError("weight and rows must have one element type");
   return success();
+}
+} // namespace
+
+LogicalResult TypedVectorOp::verify() {
+  return verifyTypedVector(*this, cast<WeightType>(getWeight().getType()),
+                           getResult());
+}
+
+LogicalResult TypeSumOp::verify() {
+  return verifyTypedVector(*this, cast<WeightType>(getResult().getType()),
+                           getInput());
 }
 
 //===----------------------------------------------------------------------===//
@@ -295,6 +341,14 @@ LogicalResult RelationNormOp::verify() {
   return success();
 }
 
+LogicalResult DegreeNormOp::verify() {
+  auto result = cast<FeatureType>(getResult().getType());
+  if (result.getWidth() != 1)
+    return emitOpError("produces one scalar per edge (width 1), got width ")
+           << result.getWidth();
+  return success();
+}
+
 LogicalResult AggregateOp::verify() {
   auto input = cast<FeatureType>(getInput().getType());
   auto result = cast<FeatureType>(getResult().getType());
@@ -305,6 +359,13 @@ LogicalResult AggregateOp::verify() {
   if (result.isEdgeWise())
     return emitOpError("produces a node-wise value, got ")
            << getResult().getType();
+  if (Endpoint to = getReceiver(); to != Endpoint::Src && to != Endpoint::Dst)
+    return emitOpError("reduces into the 'src' or 'dst' node of each edge, "
+                       "got '")
+           << stringifyEndpoint(to) << "'";
+  if (getReceiver() == Endpoint::Src && getKind() != Reduction::Sum)
+    return emitOpError("'to src' supports the 'sum' reduction only, got '")
+           << stringifyReduction(getKind()) << "'";
   return verifySameRowShape(*this, getInput(), getResult());
 }
 
@@ -387,9 +448,36 @@ LogicalResult ConcatOp::verify() {
   return success();
 }
 
-LogicalResult LeakyReluOp::verify() {
-  double alpha = getAlpha().convertToDouble();
-  if (!std::isfinite(alpha))
-    return emitOpError("negative slope must be finite");
+LogicalResult SliceOp::verify() {
+  auto input = cast<FeatureType>(getInput().getType());
+  auto result = cast<FeatureType>(getResult().getType());
+  if (!input.isSameDomain(result) ||
+      input.getElementType() != result.getElementType() ||
+      input.getHeads() != result.getHeads())
+    return emitOpError("result ")
+           << getResult().getType()
+           << " must have the domain, element type and heads of the input "
+           << getInput().getType();
+  int64_t offset = getOffset();
+  if (offset > input.getHeadWidth() ||
+      result.getHeadWidth() > input.getHeadWidth() - offset)
+    return emitOpError("columns ")
+           << offset << " .. " << offset + result.getHeadWidth() - 1
+           << " of each head block are out of range: the input has "
+           << input.getHeadWidth() << " per head";
   return success();
+}
+
+namespace {
+LogicalResult verifySlope(Operation *op, APFloat alpha) {
+  if (!std::isfinite(alpha.convertToDouble()))
+    return op->emitOpError("negative slope must be finite");
+  return success();
+}
+} // namespace
+
+LogicalResult LeakyReluOp::verify() { return verifySlope(*this, getAlpha()); }
+
+LogicalResult LeakyReluGradOp::verify() {
+  return verifySlope(*this, getAlpha());
 }

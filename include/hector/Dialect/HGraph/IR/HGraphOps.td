@@ -87,17 +87,24 @@ def HGraph_TypedLinearOp : HGraph_Op<"typed_linear", [Pure]> {
     input must have `H` heads and `H·a` features, the result `H` heads and
     `H·b` features.
 
+    With `transpose` the map is `y = x · W[k]ᵀ`: the input has the slice's
+    `out` features and the result its `in` features. Autodiff uses it for
+    input gradients.
+
     ```mlir
     %z = hgraph.typed_linear %W, %h from src
         : !hgraph.weight<edge, 64x64xf32>, !hgraph.node<64xf32> -> !hgraph.edge<64xf32>
+    %dh = hgraph.typed_linear %W, %dz from edge transpose
+        : !hgraph.weight<edge, 64x64xf32>, !hgraph.edge<64xf32> -> !hgraph.edge<64xf32>
     ```
   }];
   let arguments = (ins HGraph_WeightType:$weight, HGraph_FeatureValue:$input,
-                       HGraph_Endpoint:$from);
+                       HGraph_Endpoint:$from, UnitAttr:$transpose);
   let results = (outs HGraph_FeatureValue:$result);
   let assemblyFormat = [{
-    $weight `,` $input `from` $from attr-dict `:` qualified(type($weight)) `,`
-    qualified(type($input)) `->` qualified(type($result))
+    $weight `,` $input `from` $from (`transpose` $transpose^)? attr-dict `:`
+    qualified(type($weight)) `,` qualified(type($input)) `->`
+    qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -143,6 +150,60 @@ def HGraph_WeightProductOp : HGraph_Op<"weight_product", [Pure]> {
   let hasVerifier = 1;
 }
 
+def HGraph_WeightGradOp : HGraph_Op<"weight_grad", [Pure]> {
+  let summary = "per-type sum of outer products: the gradient of a typed weight";
+  let description = [{
+    The gradient of `y = hgraph.typed_linear %W, %x from F` with respect to
+    `W`, given the gradient `dy` of `y`:
+    `dW[k] = Σ_{rows i whose type selects slice k} x_{F(i)}ᵀ ⊗ dy_i`,
+    where the rows, their type and `x_{F(i)}` are those of the typed_linear
+    with the same `from` (and, for a per-head slice, only the diagonal
+    blocks are formed). `input` and `grad` have the types of that
+    typed_linear's input and result, and the result has the weight's type.
+    Lowered to a segmented outer-product GEMM: weights are never replicated
+    per row.
+
+    ```mlir
+    %dW = hgraph.weight_grad %h from src, %dz
+        : !hgraph.node<64xf32>, !hgraph.edge<64xf32> -> !hgraph.weight<edge, 64x64xf32>
+    ```
+  }];
+  let arguments = (ins HGraph_FeatureValue:$input, HGraph_FeatureValue:$grad,
+                       HGraph_Endpoint:$from);
+  let results = (outs HGraph_WeightType:$result);
+  let assemblyFormat = [{
+    $input `from` $from `,` $grad attr-dict `:` qualified(type($input)) `,`
+    qualified(type($grad)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def HGraph_TypeSumOp : HGraph_Op<"type_sum", [Pure]> {
+  let summary = "per-type sum of rows: the gradient of a typed vector";
+  let description = [{
+    `w[k] = Σ_{rows i of type k} x_i` into a vector weight: rows are edges
+    grouped by edge type (`edge` weight, edge-wise input), nodes grouped by
+    node type (`node` weight, node-wise input), or all rows (`single`). It is
+    the gradient of `hgraph.typed_vector` with respect to its weight.
+  }];
+  let arguments = (ins HGraph_FeatureValue:$input);
+  let results = (outs HGraph_WeightType:$result);
+  let assemblyFormat = [{
+    $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def HGraph_ZerosOp : HGraph_Op<"zeros", [Pure]> {
+  let summary = "a value or weight of zeros";
+  let description = [{
+    Every element is 0. Autodiff returns it as the gradient of an argument
+    that the results do not depend on.
+  }];
+  let results = (outs AnyTypeOf<[HGraph_FeatureValue, HGraph_WeightType]>:$result);
+  let assemblyFormat = "attr-dict `:` qualified(type($result))";
+}
+
 //===----------------------------------------------------------------------===//
 // Graph access
 //===----------------------------------------------------------------------===//
@@ -174,19 +235,41 @@ def HGraph_RelationNormOp : HGraph_Op<"relation_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def HGraph_DegreeNormOp : HGraph_Op<"degree_norm", [Pure]> {
+  let summary = "one over the in-degree of each edge's destination";
+  let description = [{
+    `d_e = 1 / |{e' = (s' → t)}|` for every edge `e = (s → t)`: the weight of
+    an edge in `aggregate mean`, used by its gradient.
+  }];
+  let arguments = (ins HGraph_GraphType:$graph);
+  let results = (outs HGraph_EdgeValueType:$result);
+  let assemblyFormat = "$graph attr-dict `:` qualified(type($graph)) `->` qualified(type($result))";
+  let hasVerifier = 1;
+}
+
 def HGraph_AggregateOp : HGraph_Op<"aggregate", [Pure]> {
   let summary = "reduces each node's incoming edges";
   let description = [{
     `out[t] = reduce_{e = (s → t)} x[e]` with `sum`, `mean` or `max`. A node
     with no incoming edges gets 0.
+
+    `to src` reduces each node's *outgoing* edges instead
+    (`out[s] = Σ_{e = (s → t)} x[e]`, `sum` only): the gradient of a gather
+    at the source.
   }];
   let arguments = (ins HGraph_FeatureValue:$input,
-                       HGraph_Reduction:$kind);
+                       HGraph_Reduction:$kind,
+                       OptionalAttr<HGraph_Endpoint>:$to);
   let results = (outs HGraph_FeatureValue:$result);
   let assemblyFormat = [{
-    $kind $input attr-dict `:` qualified(type($input)) `->` qualified(type($result))
+    $kind $input (`to` $to^)? attr-dict `:` qualified(type($input)) `->`
+    qualified(type($result))
   }];
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// The endpoint whose node receives each edge's row (dst by default).
+    Endpoint getReceiver() { return getTo().value_or(Endpoint::Dst); }
+  }];
 }
 
 def HGraph_EdgeSoftmaxOp : HGraph_Op<"edge_softmax",
@@ -257,6 +340,23 @@ def HGraph_ConcatOp : HGraph_Op<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
+def HGraph_SliceOp : HGraph_Op<"slice", [Pure]> {
+  let summary = "a range of features, head by head (the inverse of concat)";
+  let description = [{
+    Feature block `k` of the result is columns `offset .. offset + w - 1` of
+    feature block `k` of the input, where `w` is the result's head width.
+    Input and result have one domain, element type and head count.
+  }];
+  let arguments = (ins HGraph_FeatureValue:$input,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$offset);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = [{
+    $input `offset` $offset attr-dict `:` qualified(type($input)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 class HGraph_ElementwiseBinaryOp<string mnemonic, string what>
     : HGraph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
   let summary = "element-wise " # what;
@@ -269,6 +369,8 @@ def HGraph_AddOp : HGraph_ElementwiseBinaryOp<"add", "addition">;
 def HGraph_SubOp : HGraph_ElementwiseBinaryOp<"sub", "subtraction">;
 def HGraph_MulOp : HGraph_ElementwiseBinaryOp<"mul", "multiplication">;
 def HGraph_DivOp : HGraph_ElementwiseBinaryOp<"div", "division">;
+def HGraph_EqualOp : HGraph_ElementwiseBinaryOp<"equal",
+    "indicator of equality (1 where lhs == rhs, else 0)">;
 
 class HGraph_ElementwiseUnaryOp<string mnemonic, string what>
     : HGraph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
@@ -290,6 +392,22 @@ def HGraph_LeakyReluOp : HGraph_Op<"leaky_relu",
   let arguments = (ins HGraph_FeatureValue:$input, F64Attr:$alpha);
   let results = (outs HGraph_FeatureValue:$result);
   let assemblyFormat = "$input `alpha` $alpha attr-dict `:` qualified(type($input))";
+  let hasVerifier = 1;
+}
+
+def HGraph_LeakyReluGradOp : HGraph_Op<"leaky_relu_grad",
+    [Pure, AllTypesMatch<["grad", "input", "result"]>]> {
+  let summary = "gradient of leaky ReLU: grad if input > 0, else alpha·grad";
+  let description = [{
+    The gradient of `hgraph.leaky_relu %input alpha A` (and of `hgraph.relu`,
+    with `alpha 0`) given the gradient `grad` of its result.
+  }];
+  let arguments = (ins HGraph_FeatureValue:$grad, HGraph_FeatureValue:$input,
+                       F64Attr:$alpha);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = [{
+    $grad `,` $input `alpha` $alpha attr-dict `:` qualified(type($input))
+  }];
   let hasVerifier = 1;
 }
 
