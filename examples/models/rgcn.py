@@ -1,6 +1,7 @@
 """RGCN (BRIEF.md §4) in the Hector DSL:
 
-    h'_t = W_0ᵀ h_t + Σ_{e=(s→t)} c_e · W_φ(e)ᵀ h_s,   c_e = 1 / |{e' = (s'→t) : φ(e') = φ(e)}|
+    h'_t = W_0ᵀ h_t + Σ_{e=(s→t)} c_e · W_φ(e)ᵀ h_s,
+    c_e  = 1 / |{e' = (s'→t) : φ(e') = φ(e)}|
 
     python3 -m hector.frontend examples/models/rgcn.py IN=64 OUT=64 | build/bin/hectorc -
 """

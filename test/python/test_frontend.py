@@ -84,9 +84,9 @@ def test_rgat_golden_structure():
             f"!hgraph.node<32xf32> -> {z}") in ir
     assert f"hgraph.typed_vector %a : !hgraph.weight<edge, 16xf32> -> {z}" in ir
     assert f"hgraph.leaky_relu %score alpha 0.2 : {s}" in ir
-    assert f"%alpha = hgraph.edge_softmax %" in ir
+    assert "%alpha = hgraph.edge_softmax %" in ir
     assert f"hgraph.scale %alpha, %z : {s}, {z} -> {z}" in ir
-    assert f"%out = hgraph.aggregate sum %" in ir
+    assert "%out = hgraph.aggregate sum %" in ir
     assert "-> !hgraph.node<16xf32, heads = 4> {" in ir
 
 
