@@ -134,6 +134,18 @@ CASES = {
         for n in g.nodes():
             n["o"] = n["h"] + 1.0  # <--
         {RET}""", "`+` between a value and a constant is not supported"),
+    "infinite_constant": (P, f"""
+        for n in g.nodes():
+            n["o"] = n["h"] * (1e308 * 10)  # <--
+        {RET}""", "the constant inf is not a finite float"),
+    "huge_exponent": (P, f"""
+        for n in g.nodes():
+            n["o"] = n["h"] * 10 ** 400  # <--
+        {RET}""", "constant exponents are limited to 64"),
+    "string_as_number": (P, f"""
+        for n in g.nodes():
+            n["o"] = n["h"] * -"a"  # <--
+        {RET}""", "strings are not numbers"),
     # -- types: widths, heads, domains
     "width_mismatch": (P + ", x: NodeFeature[4]", f"""
         for n in g.nodes():

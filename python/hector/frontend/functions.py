@@ -263,9 +263,9 @@ class Functions:
     def _fn_elementwise(self, name: str, node: ast.Call, scope: Scope) -> Term:
         args = self._arguments(node, name, ["x"])
         term = self._expr(args["x"], scope)
-        if isinstance(term, Const) and not isinstance(term.value, str):
+        if isinstance(term, Const):
             try:
-                return Const(CONST_MATH[name](term.value))
+                return Const(CONST_MATH[name](self._number(term.value, node)))
             except (OverflowError, ValueError) as err:
                 raise self.src.error(node, f"constant expression fails: {err}") from None
         x = self._value(term, scope, args["x"])
@@ -275,18 +275,17 @@ class Functions:
         args = self._arguments(node, "leaky_relu", ["x", "alpha"], [], 1)
         alpha = 0.01
         if "alpha" in args:
-            alpha = self._const(args["alpha"], scope, "the slope of leaky_relu")
-            if isinstance(alpha, str) or not math.isfinite(alpha):
-                raise self.src.error(args["alpha"], "the slope of leaky_relu must be a finite "
-                                     "number")
+            alpha = self._number(self._const(args["alpha"], scope, "the slope of leaky_relu"),
+                                 args["alpha"])
         x = self._value(self._expr(args["x"], scope), scope, args["x"])
         return self._emit(None, "leaky_relu ", [x],
                           f" alpha {float_literal(float(alpha))} : {x.type.ir()}", x.type, node)
 
     def _fn_sqrt(self, node: ast.Call, scope: Scope) -> Const:
         args = self._arguments(node, "sqrt", ["x"])
-        value = self._const(args["x"], scope, "the argument of sqrt (hgraph has no sqrt op)")
-        if isinstance(value, str) or value < 0:
+        value = self._number(self._const(args["x"], scope, "the argument of sqrt (hgraph has "
+                                         "no sqrt op)"), node)
+        if value < 0:
             raise self.src.error(node, f"sqrt of {value!r}")
         return Const(math.sqrt(value))
 

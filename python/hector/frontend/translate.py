@@ -629,6 +629,8 @@ class Translator(Functions):
             fold = CONST_BINARY.get(type(node.op))
             if fold is None or isinstance(lhs.value, str) or isinstance(rhs.value, str):
                 raise self.src.error(node, "unsupported operator on constants")
+            if isinstance(node.op, ast.Pow) and abs(rhs.value) > 64:
+                raise self.src.error(node, "constant exponents are limited to 64")
             try:
                 return Const(fold(lhs.value, rhs.value))
             except (ZeroDivisionError, OverflowError, ValueError) as err:
@@ -645,11 +647,9 @@ class Translator(Functions):
     def _constant_operand(self, op, symbol_, lhs, rhs, node, scope) -> Value:
         const, other = (lhs, rhs) if isinstance(lhs, Const) else (rhs, lhs)
         value = self._value(other, scope, node)
-        factor = const.value
-        if isinstance(factor, str):
-            raise self.src.error(node, "strings are not numbers")
+        factor = self._number(const.value, node)
         if op == "mul":
-            return self._const_scale(value, float(factor), node)
+            return self._const_scale(value, factor, node)
         if op == "div" and const is rhs:
             if factor == 0:
                 raise self.src.error(node, "division by zero")
@@ -657,6 +657,18 @@ class Translator(Functions):
         raise self.src.error(node, f"`{symbol_}` between a value and a constant is not "
                              "supported: hgraph scales by constants (x * c, x / c) but has no "
                              "constant values")
+
+    def _number(self, value, node: ast.AST) -> float:
+        """A constant as a finite float, or an error at `node`."""
+        if isinstance(value, str):
+            raise self.src.error(node, "strings are not numbers")
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if not math.isfinite(number):
+            raise self.src.error(node, f"the constant {value!r} is not a finite float")
+        return number
 
     def _const_scale(self, value: Value, factor: float, node: ast.AST) -> Value:
         if not math.isfinite(factor):
@@ -690,6 +702,8 @@ class Translator(Functions):
         operand = self._expr(node.operand, scope)
         if isinstance(operand, Const):
             value = operand.value
+            if isinstance(value, str) and not isinstance(node.op, ast.Not):
+                raise self.src.error(node, "strings are not numbers")
             if isinstance(node.op, ast.USub):
                 return Const(-value)
             if isinstance(node.op, ast.UAdd):
@@ -717,7 +731,11 @@ class Translator(Functions):
             compare = CONST_COMPARE.get(type(op))
             if compare is None:
                 raise self.src.error(node, f"unsupported comparison ({_kind_name(op)})")
-            if not compare(left, right):
+            try:
+                holds = compare(left, right)
+            except TypeError:
+                raise self.src.error(node, f"cannot compare {left!r} and {right!r}") from None
+            if not holds:
                 return Const(False)
             left = right
         return Const(True)
