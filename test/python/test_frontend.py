@@ -327,8 +327,8 @@ def test_command_line(tmp_path):
                              f"{REPO}/examples/models/rgat.py", "H=4", "-o", str(out)],
                             capture_output=True, text=True, env={"PYTHONPATH": env_path})
     assert result.returncode == 0, result.stderr
-    assert out.read_text() == emit(example_model("rgat"), H=4).replace(
-        example_model("rgat").function.__code__.co_filename, f"{REPO}/examples/models/rgat.py")
+    # The same text as emit(): it depends on the model's source and sizes only.
+    assert out.read_text() == emit(example_model("rgat"), H=4)
     bad = tmp_path / "bad.py"
     bad.write_text("def m(g: Graph):\n    while True:\n        pass\n    return g.ndata['h']\n")
     result = subprocess.run([sys.executable, "-m", "hector.frontend", str(bad)],
