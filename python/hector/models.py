@@ -158,8 +158,8 @@ def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **opti
             raise ValueError(f"{name} must be an integer, got {value!r}")
     if width <= 0 or out_width <= 0 or heads <= 0:
         raise ValueError("widths and heads must be positive")
-    if out_width % heads or width % heads:
-        raise ValueError(f"heads = {heads} must divide the widths ({width} and {out_width})")
+    if out_width % heads:  # the input width is free: heads split the output features
+        raise ValueError(f"heads = {heads} must divide the output width {out_width}")
     if "negative_slope" in options:
         slope = options["negative_slope"]
         if isinstance(slope, bool) or not isinstance(slope, (int, float)) \

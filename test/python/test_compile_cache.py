@@ -217,7 +217,7 @@ def test_aot_builds_what_compile_then_loads(tmp_path):
 
 def test_aot_errors(tmp_path):
     result = run_aot("--out", str(tmp_path), "--hectorc", hectorc(), "rgat:width=30,heads=4")
-    assert result.returncode == 1 and "heads = 4 must divide" in result.stderr
+    assert result.returncode == 1 and "heads = 4 must divide the output width 30" in result.stderr
     result = run_aot("--out", str(tmp_path), "--hectorc", hectorc(), "gcn:width=8")
     assert result.returncode == 1 and "unknown model 'gcn'" in result.stderr
     result = run_aot("--out", str(tmp_path))
@@ -267,7 +267,7 @@ def test_specs_round_trip():
     ("rgat:depth=2", "rgat has no option 'depth'"),
     ("rgcn:heads=2", "RGCN has no heads"),
     ("hgt:width=8,out_width=16", "needs in == out"),
-    ("rgat:width=8,heads=3", "heads = 3 must divide"),
+    ("rgat:width=8,heads=3", "heads = 3 must divide the output width 8"),
     ("rgat:width=8.5", "width must be an integer"),
     ("rgat:width=0", "must be positive"),
     ("rgat:width=8,negative_slope=inf", "finite"),

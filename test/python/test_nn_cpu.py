@@ -192,6 +192,19 @@ def test_rgat_forward(kind, options):
     assert rel_err(out, ref) < TOL
 
 
+@pytest.mark.parametrize("width_in,channels,heads", [(10, 6, 3), (7, 5, 1), (3, 2, 4)])
+def test_rgat_widths_heads_do_not_divide(width_in, channels, heads):
+    g, edge_index, edge_type = homogeneous("random_graph", seed=5)
+    conv = hnn.RGATConv(width_in, channels, g["num_edge_types"], heads=heads)
+    x = features(len(g["node_type"]), width_in, seed=5)
+    with torch.no_grad():
+        out = conv(x, edge_index, edge_type)
+    p = float64_params(conv)
+    ref = rgat_reference(g, x.double(), p["weight"], p["att_src"], p["att_dst"], heads, 0.2)
+    assert out.shape == (60, heads * channels)
+    assert rel_err(out, ref) < TOL
+
+
 @pytest.mark.parametrize("kind", ["random_graph", "isolated_nodes", "giant_hub"])
 @pytest.mark.parametrize("options", [o for o in RGAT_CASES if "negative_slope" not in o],
                          ids=_rgat_id)

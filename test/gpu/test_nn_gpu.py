@@ -1,0 +1,310 @@
+"""hector.nn layers on a GPU against PyTorch references and PyTorch Geometric.
+
+The GPU machines have no hectorc, so the layers' libraries are built here,
+ahead of time, into a hector cache directory:
+
+    python3 test/gpu/test_nn_gpu.py --build build-nn/nn-gpu-cache
+
+(`python3 -m hector.aot --target cuda [--training]` for every layer below;
+with training entries when this hectorc has --training). The folder travels
+to the GPU machine, where
+
+    HECTOR_NN_GPU_CACHE=build-nn/nn-gpu-cache python3 -m pytest -q test/gpu/test_nn_gpu.py
+
+runs RGCNConv, RGATConv and HGTConv on CUDA tensors, loading the libraries
+by key (never compiling), and checks them against the float64 PyTorch
+references of test/reference/models_torch.py (forward, and backward when the
+libraries have training entries), and against torch_geometric's RGCNConv and
+RGATConv (which compute the same function for the parameters set here).
+Not collected by CI (CI runs test/python only).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path[:0] = [os.path.join(_REPO, "python"), os.path.join(_REPO, "test"),
+                os.path.join(_REPO, "test", "python")]
+
+import numpy as np  # noqa: E402
+
+WIDTH = 32
+META = (["author", "paper", "venue"],
+        [("author", "writes", "paper"), ("paper", "cites", "paper"),
+         ("paper", "in", "venue"), ("venue", "has", "paper"), ("author", "empty", "venue")])
+
+
+def layers(num_relations: int) -> dict:
+    """Every layer configuration tested: name -> constructor."""
+    import hector.nn as hnn
+
+    return {
+        "rgcn": lambda: hnn.RGCNConv(WIDTH, WIDTH, num_relations),
+        "rgcn_bases": lambda: hnn.RGCNConv(WIDTH, WIDTH, num_relations, num_bases=4),
+        "rgat_h1": lambda: hnn.RGATConv(WIDTH, WIDTH, num_relations, heads=1),
+        "rgat_h4": lambda: hnn.RGATConv(WIDTH, WIDTH // 4, num_relations, heads=4),
+        "rgat_h4_mean": lambda: hnn.RGATConv(WIDTH, WIDTH // 4, num_relations, heads=4,
+                                             concat=False),
+        "hgt_h1": lambda: hnn.HGTConv(WIDTH, WIDTH, META, heads=1),
+        "hgt_h4": lambda: hnn.HGTConv(WIDTH, WIDTH, META, heads=4),
+    }
+
+
+def build(directory: str) -> None:
+    """Builds the cuda libraries of every layer into `directory` (here, with hectorc)."""
+    from hector import aot, compiler
+
+    training = compiler.supports_training()
+    specs = sorted({make().model_spec for make in layers(3).values()})
+    for item, lib in aot.build(specs, "cuda", training=training, cache_dir=directory):
+        print(f"{lib.key}  {item}")
+    print(f"test_nn_gpu: {len(specs)} libraries in {directory} "
+          f"({'with' if training else 'WITHOUT'} training entries)")
+
+
+if __name__ == "__main__":
+    if len(sys.argv) == 3 and sys.argv[1] == "--build":
+        build(sys.argv[2])
+        sys.exit(0)
+    sys.exit(f"usage: {sys.argv[0]} --build DIR   (then run it with pytest on the GPU)")
+
+
+import pytest  # noqa: E402
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("needs a CUDA GPU", allow_module_level=True)
+
+import hector.nn as hnn  # noqa: E402
+from hector import compiler  # noqa: E402
+from model_cases import GRAPHS  # noqa: E402
+from reference import models_torch  # noqa: E402
+
+CACHE = os.environ.get("HECTOR_NN_GPU_CACHE")
+if not CACHE:
+    pytest.skip("set HECTOR_NN_GPU_CACHE to a folder built by `python3 test/gpu/"
+                "test_nn_gpu.py --build DIR`", allow_module_level=True)
+DEVICE = torch.device("cuda")
+TOL = 1e-5
+
+
+def make(name: str, num_relations: int):
+    torch.manual_seed(len(name) + num_relations)
+    conv = layers(num_relations)[name]().to(DEVICE)
+    conv.cache_dir, conv.compiler = CACHE, False  # load by key only, as a GPU machine must
+    with torch.no_grad():
+        if getattr(conv, "bias", None) is not None:
+            conv.bias.normal_()
+        if isinstance(conv, hnn.HGTConv):
+            conv.p_rel.uniform_(0.5, 1.5)
+    return conv
+
+
+def has_training(conv) -> bool:
+    try:
+        lib = conv.library(DEVICE, True)
+    except compiler.MissingArtifactError:
+        return False
+    return lib.training_entries(conv.model) is not None
+
+
+def rel_err(actual, expected) -> float:
+    a, e = actual.detach().double(), expected.detach().double()
+    return float((a - e).abs().max() / e.abs().max().clamp_min(1e-30))
+
+
+def big_graph(rng):
+    n, e, r = 20000, 200000, 12
+    return {"node_type": np.zeros(n, np.int64), "src": rng.integers(0, n, e),
+            "dst": rng.integers(0, n, e), "etype": rng.integers(0, r, e),
+            "num_node_types": 1, "num_edge_types": r}
+
+
+CASES = dict(GRAPHS, big_graph=big_graph)
+
+
+def homogeneous(kind):
+    g = CASES[kind](np.random.default_rng(len(kind)))
+    g = dict(g, node_type=np.zeros_like(g["node_type"]), num_node_types=1)
+    ei = torch.as_tensor(np.stack([g["src"], g["dst"]]), dtype=torch.int64, device=DEVICE)
+    et = torch.as_tensor(g["etype"], dtype=torch.int64, device=DEVICE)
+    return g, ei, et
+
+
+def dense_weight(conv, p):
+    if conv.num_bases is not None:
+        basis, coeff = (p["weight"], p["comp"]) if "comp" in p else (p["basis"], p["att"])
+        return torch.einsum("rb,bio->rio", coeff, basis)
+    return p["weight"]
+
+
+def reference(conv, g, x, p):
+    """The layer's function in float64 through models_torch."""
+    tg = models_torch.TorchGraph(g, device=DEVICE)
+    if isinstance(conv, hnn.RGCNConv):
+        return models_torch.rgcn(tg, x, dense_weight(conv, p), p["root"]) + p["bias"]
+    out = models_torch.rgat(tg, x, dense_weight(conv, p), p["att_src"], p["att_dst"],
+                            conv.heads)
+    if not conv.concat:
+        out = out.view(x.shape[0], conv.heads, -1).mean(1)
+    return out + p["bias"]
+
+
+HOMOGENEOUS = [n for n in layers(1) if not n.startswith("hgt")]
+
+
+@pytest.mark.parametrize("kind", sorted(CASES))
+@pytest.mark.parametrize("name", HOMOGENEOUS)
+def test_homogeneous_layers(name, kind):
+    g, ei, et = homogeneous(kind)
+    conv = make(name, g["num_edge_types"])
+    train = has_training(conv)
+    x = torch.randn(len(g["node_type"]), WIDTH, device=DEVICE, requires_grad=train)
+    p = {k: v.detach().double().requires_grad_(train) for k, v in conv.named_parameters()}
+    xr = x.detach().double().requires_grad_(train)
+    ref = reference(conv, g, xr, p)
+    if not train:
+        with torch.no_grad():
+            out = conv(x, ei, et)
+        assert rel_err(out, ref) < TOL
+        pytest.skip("forward checked; the libraries have no training entries (backward)")
+    out = conv(x, ei, et)
+    cot = torch.randn(out.shape, dtype=torch.float64, device=DEVICE)
+    (out.double() * cot).sum().backward()
+    (ref * cot).sum().backward()
+    assert rel_err(out, ref) < TOL
+    assert rel_err(x.grad, xr.grad) < TOL
+    for k, v in conv.named_parameters():
+        assert rel_err(v.grad, p[k].grad) < TOL, k
+
+
+def hetero(rng, scale=1):
+    sizes = {"author": 300 * scale, "paper": 500 * scale, "venue": 20}
+    eid = {}
+    for et, count in zip(META[1], (3000, 4000, 500, 800, 0)):
+        s, _, d = et
+        count *= scale
+        eid[et] = torch.stack([torch.as_tensor(rng.integers(0, sizes[s], count)),
+                               torch.as_tensor(rng.integers(0, sizes[d], count))]).to(DEVICE)
+    offset = dict(zip(META[0], np.cumsum([0] + [sizes[t] for t in META[0]])[:-1].tolist()))
+    g = {"node_type": np.concatenate([np.full(sizes[t], i) for i, t in enumerate(META[0])]),
+         "src": np.concatenate([eid[et][0].cpu().numpy() + offset[et[0]] for et in eid]),
+         "dst": np.concatenate([eid[et][1].cpu().numpy() + offset[et[2]] for et in eid]),
+         "etype": np.concatenate([np.full(eid[et].shape[1], META[1].index(et)) for et in eid]),
+         "num_node_types": len(META[0]), "num_edge_types": len(META[1])}
+    return sizes, eid, offset, g
+
+
+@pytest.mark.parametrize("scale", [1, 20])
+@pytest.mark.parametrize("name", ["hgt_h1", "hgt_h4"])
+def test_hgt(name, scale):
+    sizes, eid, offset, g = hetero(np.random.default_rng(scale), scale)
+    conv = make(name, len(META[1]))
+    train = has_training(conv)
+    x_dict = {t: torch.randn(sizes[t], WIDTH, device=DEVICE, requires_grad=train)
+              for t in META[0]}
+    names = ["k_weight", "q_weight", "v_weight", "a_weight", "k_rel", "v_rel", "p_rel"]
+    params = [getattr(conv, k).detach().double().requires_grad_(train) for k in names]
+    h = torch.cat([x_dict[t].detach() for t in META[0]]).double().requires_grad_(train)
+    ref = models_torch.hgt(models_torch.TorchGraph(g, device=DEVICE), h, *params)
+    with torch.set_grad_enabled(train):
+        out = conv(x_dict, eid)
+    assert set(out) == {"paper", "venue"}
+    for t, value in out.items():
+        assert rel_err(value, ref[offset[t]:offset[t] + sizes[t]]) < TOL, t
+    if not train:
+        pytest.skip("forward checked; the libraries have no training entries (backward)")
+    cots = {t: torch.randn(v.shape, dtype=torch.float64, device=DEVICE) for t, v in out.items()}
+    sum((out[t].double() * cots[t]).sum() for t in out).backward()
+    sum((ref[offset[t]:offset[t] + sizes[t]] * cots[t]).sum() for t in out).backward()
+    for t in META[0]:
+        assert rel_err(x_dict[t].grad, h.grad[offset[t]:offset[t] + sizes[t]]) < TOL, t
+    for k, theirs in zip(names, params):
+        assert rel_err(getattr(conv, k).grad, theirs.grad) < TOL, k
+
+
+# ---- the same function in PyTorch Geometric ----------------------------------------
+
+def _pyg():
+    return pytest.importorskip("torch_geometric.nn")
+
+
+@pytest.mark.parametrize("name", ["rgcn", "rgcn_bases"])
+def test_rgcn_equals_pyg(name):
+    pyg = _pyg()
+    g, ei, et = homogeneous("random_graph")
+    conv = make(name, g["num_edge_types"])
+    theirs = pyg.RGCNConv(WIDTH, WIDTH, g["num_edge_types"], num_bases=conv.num_bases,
+                          aggr="mean").to(DEVICE)
+    theirs.load_state_dict(conv.state_dict())  # the same parameter names and shapes
+    _compare(conv, theirs, g, ei, et, {k: k for k, _ in conv.named_parameters()})
+
+
+@pytest.mark.parametrize("heads", [1, 4])
+def test_rgat_equals_pyg(heads):
+    """PyG's q, k ([H·C, H]) shared by all relations, block diagonal, equal
+    hector's per-relation att_dst, att_src when every relation's rows are
+    the same: then both compute the same function."""
+    pyg = _pyg()
+    g, ei, et = homogeneous("random_graph")
+    conv = make("rgat_h1" if heads == 1 else "rgat_h4", g["num_edge_types"])
+    c = conv.out_channels
+    theirs = pyg.RGATConv(WIDTH, c, g["num_edge_types"], heads=heads).to(DEVICE)
+    with torch.no_grad():
+        conv.att_src.copy_(conv.att_src[0].expand_as(conv.att_src))
+        conv.att_dst.copy_(conv.att_dst[0].expand_as(conv.att_dst))
+        theirs.weight.copy_(conv.weight)
+        theirs.bias.copy_(conv.bias)
+        theirs.q.zero_()
+        theirs.k.zero_()
+        for h in range(heads):
+            theirs.q[h * c:(h + 1) * c, h] = conv.att_dst[0, h * c:(h + 1) * c]
+            theirs.k[h * c:(h + 1) * c, h] = conv.att_src[0, h * c:(h + 1) * c]
+    _compare(conv, theirs, g, ei, et, {"weight": "weight", "bias": "bias"})
+
+
+def _compare(conv, theirs, g, ei, et, same_grads):
+    train = has_training(conv)
+    x = torch.randn(len(g["node_type"]), WIDTH, device=DEVICE, requires_grad=train)
+    with torch.set_grad_enabled(train):
+        out = conv(x, ei, et)
+    xt = x.detach().clone().requires_grad_(train)
+    expected = theirs(xt, ei, et)
+    assert rel_err(out, expected) < 1e-4
+    if not train:
+        pytest.skip("forward checked; the libraries have no training entries (backward)")
+    cot = torch.randn_like(out)
+    (out * cot).sum().backward()
+    (expected * cot).sum().backward()
+    assert rel_err(x.grad, xt.grad) < 1e-4
+    params = dict(theirs.named_parameters())
+    for mine, other in same_grads.items():
+        assert rel_err(getattr(conv, mine).grad, params[other].grad) < 1e-4, mine
+
+
+# ---- caching and errors ------------------------------------------------------------------
+
+def test_preprocessing_runs_once_per_graph_on_the_device():
+    g, ei, et = homogeneous("random_graph")
+    conv = make("rgcn", g["num_edge_types"])
+    hnn.graph_cache.clear()
+    x = torch.randn(len(g["node_type"]), WIDTH, device=DEVICE)
+    with torch.no_grad():
+        for _ in range(3):
+            conv(x, ei, et)
+    assert (hnn.graph_cache.hits, hnn.graph_cache.misses) == (2, 1)
+    pre = hnn.graph_cache.get((ei, et), (len(g["node_type"]), 1, g["num_edge_types"],
+                                         str(x.device)), lambda: None)
+    assert pre.edge_src.is_cuda  # built with torch on the GPU, never on the host
+
+
+def test_missing_library_names_its_key(tmp_path):
+    conv = hnn.RGATConv(WIDTH, 5, 3, heads=3).to(DEVICE)  # built by nobody
+    conv.cache_dir, conv.compiler = str(tmp_path), False
+    g, ei, et = homogeneous("random_graph")
+    with torch.no_grad(), pytest.raises(compiler.MissingArtifactError) as info:
+        conv(torch.randn(len(g["node_type"]), WIDTH, device=DEVICE), ei, et % 3)
+    assert conv.model_spec in str(info.value) and "target cuda (sm_" in str(info.value)
+    assert info.value.key in str(info.value)
