@@ -75,7 +75,8 @@ class _Call:
         for arg in entry.arguments:
             if arg.is_output:
                 outputs[arg.name] = args[arg.name] = torch.empty(
-                    _shape(entry, arg, self.symbols), dtype=torch.float32, device=device)
+                    _shape(entry, arg, self.symbols), dtype=getattr(torch, arg.dtype),
+                    device=device)
             elif arg.role == "graph":
                 args[arg.name] = getattr(self.graph, arg.name)
             elif arg.name in values:

@@ -143,13 +143,25 @@ def compiler_identity(path: str) -> str:
     return identity
 
 
+_training: dict = {}
+
+
 def supports_training(compiler=None) -> bool:
-    """Whether the hectorc that compile() would use has `--training`."""
+    """Whether the hectorc that compile() would use has `--training`
+    (memoized per file version)."""
     path = find_compiler(compiler)
     if path is None:
         return False
-    result = subprocess.run([path, "--help"], capture_output=True, text=True)
-    return re.search(r"^\s*--training\b", result.stdout, re.M) is not None
+    st = os.stat(path)
+    memo = (os.path.realpath(path), st.st_mtime_ns, st.st_size)
+    if memo not in _training:
+        try:
+            result = subprocess.run([path, "--help"], capture_output=True, text=True,
+                                    timeout=60)
+        except (OSError, subprocess.TimeoutExpired):
+            return False
+        _training[memo] = re.search(r"^\s*--training\b", result.stdout, re.M) is not None
+    return _training[memo]
 
 
 # ---- keys -------------------------------------------------------------------
