@@ -4,6 +4,7 @@
 
 #include "hector/Conversion/Passes.h"
 #include "hector/Dialect/HGraph/IR/HGraph.h"
+#include "hector/Dialect/HGraph/Transforms/Passes.h"
 #include "hector/Dialect/HTmpl/IR/HTmpl.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -19,4 +20,7 @@ void hector::registerAllDialects(mlir::DialectRegistry &registry) {
                   mlir::scf::SCFDialect>();
 }
 
-void hector::registerAllPasses() { registerHectorConversionPasses(); }
+void hector::registerAllPasses() {
+  registerHGraphTransformsPasses();
+  registerHectorConversionPasses();
+}

@@ -33,6 +33,21 @@ void HGraphDialect::registerAttributes() {
 
 LogicalResult HGraphDialect::verifyOperationAttribute(Operation *op,
                                                       NamedAttribute attr) {
+  // The training ABI's function attributes (set by hgraph-autodiff).
+  if (attr.getName() == "hgraph.kind" || attr.getName() == "hgraph.primal") {
+    auto text = dyn_cast<StringAttr>(attr.getValue());
+    if (!isa<FuncOp>(op) || !text)
+      return op->emitError() << "'" << attr.getName().getValue()
+                             << "' must be a string on an hgraph.func";
+    if (attr.getName() == "hgraph.kind" &&
+        !llvm::is_contained({"inference", "training_forward",
+                             "training_backward"},
+                            text.getValue()))
+      return op->emitError() << "'hgraph.kind' must be inference, "
+                                "training_forward or training_backward, got '"
+                             << text.getValue() << "'";
+    return success();
+  }
   if (attr.getName() != getMaterializationAttrName())
     return op->emitError() << "unknown hgraph attribute '"
                            << attr.getName().getValue() << "'";
@@ -81,9 +96,10 @@ bool dependsOnlySourceAndEdgeType(Value value) {
         EndpointAttr from = op.getFromAttr();
         return from && from.getValue() == Endpoint::Src;
       })
-      .Case([](TypedVectorOp) { return true; })
-      .Case<DotOp, ScaleOp, ConstScaleOp, ConcatOp, AddOp, SubOp, MulOp, DivOp,
-            ExpOp, ReluOp, TanhOp, SigmoidOp, NegOp, LeakyReluOp>(
+      .Case<TypedVectorOp, ZerosOp>([](Operation *) { return true; })
+      .Case<DotOp, ScaleOp, ConstScaleOp, ConcatOp, SliceOp, AddOp, SubOp,
+            MulOp, DivOp, EqualOp, ExpOp, ReluOp, TanhOp, SigmoidOp, NegOp,
+            LeakyReluOp, LeakyReluGradOp>(
           allOperandsQualify)
       .Default([](Operation *) { return false; });
 }

@@ -365,7 +365,17 @@ class HGraph_ElementwiseBinaryOp<string mnemonic, string what>
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($result))";
 }
 
-def HGraph_AddOp : HGraph_ElementwiseBinaryOp<"add", "addition">;
+def HGraph_AddOp : HGraph_Op<"add", [Pure, SameOperandsAndResultType]> {
+  let summary = "element-wise addition, of values or of weights";
+  let description = [{
+    Adds two node-wise or edge-wise values row by row, or two weights slice by
+    slice (autodiff sums the gradient contributions of a weight used twice).
+  }];
+  let arguments = (ins AnyTypeOf<[HGraph_FeatureValue, HGraph_WeightType]>:$lhs,
+                       AnyTypeOf<[HGraph_FeatureValue, HGraph_WeightType]>:$rhs);
+  let results = (outs AnyTypeOf<[HGraph_FeatureValue, HGraph_WeightType]>:$result);
+  let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($result))";
+}
 def HGraph_SubOp : HGraph_ElementwiseBinaryOp<"sub", "subtraction">;
 def HGraph_MulOp : HGraph_ElementwiseBinaryOp<"mul", "multiplication">;
 def HGraph_DivOp : HGraph_ElementwiseBinaryOp<"div", "division">;

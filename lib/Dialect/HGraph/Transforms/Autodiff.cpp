@@ -1,0 +1,691 @@
+//===- Autodiff.cpp - reverse-mode differentiation of hgraph.func -*- C++ -*-===//
+//
+// For each primal `hgraph.func @f` this builds `@f_bwd` by walking the body in
+// reverse and applying each op's vector-Jacobian rule, written with hgraph
+// ops so that the backward goes through the same lowering (GEMM and traversal
+// templates, fusion) as the forward. Every forward value the rules read is
+// either an argument of `@f_bwd` (an argument of `@f`, or a value `@f_fwd`
+// saved) or recomputed inside `@f_bwd`; the save policy decides which, and
+// the decision is visible in the two functions' signatures.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hector/Dialect/HGraph/Transforms/Passes.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+namespace hector {
+#define GEN_PASS_DEF_HGRAPHAUTODIFF
+#include "hector/Dialect/HGraph/Transforms/Passes.h.inc"
+} // namespace hector
+
+using namespace mlir;
+using namespace hector;
+namespace hg = hector::hgraph;
+
+namespace {
+
+enum class SavePolicy { Materialized, All, None };
+
+// Attributes of the training ABI (docs/compilation.md).
+constexpr StringLiteral kName = "hgraph.name";
+constexpr StringLiteral kRole = "hgraph.role";
+constexpr StringLiteral kKind = "hgraph.kind";
+constexpr StringLiteral kPrimal = "hgraph.primal";
+
+std::string argumentName(hg::FuncOp func, unsigned index) {
+  if (auto name = func.getArgAttrOfType<StringAttr>(index, kName))
+    return name.str();
+  return ("arg" + Twine(index)).str();
+}
+
+std::string resultName(hg::FuncOp func, unsigned index) {
+  if (auto name = func.getResultAttrOfType<StringAttr>(index, kName))
+    return name.str();
+  return ("result" + Twine(index)).str();
+}
+
+/// Ops that are cheaper to redo than to read back: graph constants and
+/// weight reads.
+bool isFree(Operation *op) {
+  return isa<hg::RelationNormOp, hg::DegreeNormOp, hg::TypedVectorOp,
+             hg::ZerosOp>(op);
+}
+
+/// Ops whose results the forward lowering writes to memory anyway.
+bool isMaterialized(Operation *op) {
+  return isa<hg::TypedLinearOp, hg::AggregateOp, hg::EdgeSoftmaxOp,
+             hg::ConcatOp, hg::WeightProductOp>(op);
+}
+
+/// Ops whose result does not vary with their operands (zero derivative).
+bool isPiecewiseConstant(Operation *op) { return isa<hg::EqualOp>(op); }
+
+//===----------------------------------------------------------------------===//
+// Differentiator: one primal function.
+//===----------------------------------------------------------------------===//
+
+class Differentiator {
+public:
+  Differentiator(hg::FuncOp primal, SavePolicy policy,
+                 const llvm::StringSet<> &wrt)
+      : primal(primal), policy(policy), wrt(wrt),
+        builder(primal.getContext()) {}
+
+  LogicalResult run();
+
+private:
+  LogicalResult findActiveValues();
+  bool isActive(Value value) const { return active.contains(value); }
+
+  // The backward function under construction.
+  Value forward(Value primalValue);
+  Value recompute(Operation *op);
+  BlockArgument newArgument(Type type, Location loc);
+  void addCotangent(Value primalValue, Value contribution);
+  LogicalResult pullback(Operation *op);
+  void finishBackward();
+  void buildForward();
+
+  // Vector-Jacobian rules that need more than a line.
+  LogicalResult pullbackTypedLinear(hg::TypedLinearOp op, Value dy);
+  void pullbackAggregate(hg::AggregateOp op, Value dy);
+  void pullbackEdgeSoftmax(hg::EdgeSoftmaxOp op, Value dy);
+
+  // Builders for the rules, at the end of the backward body.
+  template <typename OpTy, typename... Args>
+  Value make(Type type, Args &&...args) {
+    return OpTy::create(builder, loc, type, std::forward<Args>(args)...)
+        .getResult();
+  }
+  Value add(Value a, Value b) { return make<hg::AddOp>(a.getType(), a, b); }
+  Value mul(Value a, Value b) { return make<hg::MulOp>(a.getType(), a, b); }
+  Value gather(Value node, Type edgeType, hg::Endpoint at) {
+    return make<hg::GatherOp>(edgeType, node, at);
+  }
+  Value aggregateSum(Value edge, Type nodeType, hg::Endpoint into);
+  Value graph() { return body->getArgument(0); }
+
+  hg::FuncOp primal;
+  SavePolicy policy;
+  const llvm::StringSet<> &wrt;
+  OpBuilder builder;
+  Location loc = primal.getLoc();
+
+  llvm::DenseSet<Value> active;
+  Block *body = nullptr;
+  /// Primal value -> its value in the backward body (argument, saved or
+  /// recomputed).
+  IRMapping inBackward;
+  /// Primal value -> the sum of its gradient contributions so far.
+  DenseMap<Value, Value> cotangents;
+
+  // Arguments of the backward function, in creation order.
+  DenseMap<unsigned, BlockArgument> primalArguments; // by primal index
+  SmallVector<Value> savedValues;                     // primal values
+  SmallVector<BlockArgument> savedArguments;
+  SmallVector<BlockArgument> resultGradients;
+};
+
+LogicalResult Differentiator::findActiveValues() {
+  Block &entry = primal.getBody().front();
+  // Forward: values that vary with a differentiated argument.
+  llvm::DenseSet<Value> varied;
+  for (BlockArgument arg : entry.getArguments())
+    if (!isa<hg::GraphType>(arg.getType()) &&
+        wrt.contains(argumentName(primal, arg.getArgNumber())))
+      varied.insert(arg);
+  for (Operation &op : entry) {
+    if (isPiecewiseConstant(&op))
+      continue;
+    if (llvm::any_of(op.getOperands(),
+                     [&](Value v) { return varied.contains(v); }))
+      varied.insert(op.result_begin(), op.result_end());
+  }
+  // Backward: values a result depends on.
+  llvm::DenseSet<Value> useful;
+  for (Value result : entry.getTerminator()->getOperands())
+    useful.insert(result);
+  for (Operation &op : llvm::reverse(entry))
+    if (llvm::any_of(op.getResults(),
+                     [&](Value v) { return useful.contains(v); }))
+      useful.insert(op.operand_begin(), op.operand_end());
+  for (Value value : varied)
+    if (useful.contains(value))
+      active.insert(value);
+  return success();
+}
+
+BlockArgument Differentiator::newArgument(Type type, Location argLoc) {
+  return body->addArgument(type, argLoc);
+}
+
+/// The value of a forward value inside the backward body: an argument, a
+/// saved value, or a recomputation, following the save policy.
+Value Differentiator::forward(Value value) {
+  if (Value known = inBackward.lookupOrNull(value))
+    return known;
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    BlockArgument mapped = newArgument(arg.getType(), arg.getLoc());
+    primalArguments[arg.getArgNumber()] = mapped;
+    inBackward.map(value, mapped);
+    return mapped;
+  }
+  Operation *op = value.getDefiningOp();
+  bool save = !isFree(op) && (policy == SavePolicy::All ||
+                              (policy == SavePolicy::Materialized &&
+                               isMaterialized(op)));
+  if (!save) {
+    recompute(op);
+    return inBackward.lookup(value);
+  }
+  BlockArgument mapped = newArgument(value.getType(), value.getLoc());
+  savedValues.push_back(value);
+  savedArguments.push_back(mapped);
+  inBackward.map(value, mapped);
+  return mapped;
+}
+
+/// Clones `op` into the backward body right after the last of its operands,
+/// so recomputations always precede the gradient ops that read them.
+Value Differentiator::recompute(Operation *op) {
+  Operation *after = nullptr;
+  for (Value operand : op->getOperands()) {
+    Operation *def = forward(operand).getDefiningOp();
+    if (def && (!after || after->isBeforeInBlock(def)))
+      after = def;
+  }
+  OpBuilder::InsertionGuard guard(builder);
+  if (after)
+    builder.setInsertionPointAfter(after);
+  else
+    builder.setInsertionPointToStart(body);
+  return builder.clone(*op, inBackward)->getResult(0);
+}
+
+void Differentiator::addCotangent(Value value, Value contribution) {
+  auto [it, inserted] = cotangents.try_emplace(value, contribution);
+  if (!inserted)
+    it->second = add(it->second, contribution);
+}
+
+Value Differentiator::aggregateSum(Value edge, Type nodeType,
+                                   hg::Endpoint into) {
+  MLIRContext *ctx = builder.getContext();
+  return hg::AggregateOp::create(
+             builder, loc, nodeType, edge, hg::Reduction::Sum,
+             into == hg::Endpoint::Dst ? hg::EndpointAttr()
+                                       : hg::EndpointAttr::get(ctx, into))
+      .getResult();
+}
+
+//===----------------------------------------------------------------------===//
+// Vector-Jacobian rules
+//===----------------------------------------------------------------------===//
+
+/// `y = x · W[k]` (or `x · W[k]ᵀ`), rows read `from` an endpoint.
+LogicalResult Differentiator::pullbackTypedLinear(hg::TypedLinearOp op,
+                                                  Value dy) {
+  Value weight = op.getWeight(), x = op.getInput();
+  auto weightType = cast<hg::WeightType>(weight.getType());
+  auto xType = cast<hg::FeatureType>(x.getType());
+  auto dyType = cast<hg::FeatureType>(dy.getType());
+  hg::Endpoint from = op.getFrom();
+  bool atEndpoint = from == hg::Endpoint::Src || from == hg::Endpoint::Dst;
+  bool edgeTyped = weightType.getIndex() == hg::WeightIndex::EdgeType;
+  bool transposed = op.getTranspose();
+
+  // A weight that does not depend on the edge type is the same for every
+  // edge leaving a node: sum the edge gradients per node first, then apply
+  // the weight once per node (E·in·out multiply-adds become N·in·out).
+  Value dyPerNode;
+  if (atEndpoint && !edgeTyped)
+    dyPerNode = aggregateSum(
+        dy,
+        hg::NodeValueType::get(dyType.getWidth(), dyType.getElementType(),
+                               dyType.getHeads()),
+        from);
+
+  if (isActive(x)) {
+    auto linear = [&](Value rows, hg::Endpoint rowsFrom, Type type) {
+      return hg::TypedLinearOp::create(builder, loc, type, forward(weight),
+                                       rows, rowsFrom, !transposed)
+          .getResult();
+    };
+    Value dx;
+    if (!atEndpoint)
+      dx = linear(dy, from, xType);
+    else if (dyPerNode)
+      dx = linear(dyPerNode, hg::Endpoint::Node, xType);
+    else
+      dx = aggregateSum(
+          linear(dy, hg::Endpoint::Edge,
+                 hg::EdgeValueType::get(xType.getWidth(),
+                                        xType.getElementType(),
+                                        xType.getHeads())),
+          xType, from);
+    addCotangent(x, dx);
+  }
+
+  if (isActive(weight)) {
+    Value dW;
+    if (transposed && atEndpoint)
+      return op.emitError("hgraph-autodiff: no gradient rule for the weight "
+                          "of a transposed typed_linear read at an edge "
+                          "endpoint");
+    if (transposed) // y = x · Wᵀ: dW[k] = Σ dyᵀ ⊗ x
+      dW = make<hg::WeightGradOp>(weightType, dy, forward(x), from);
+    else if (dyPerNode)
+      dW = make<hg::WeightGradOp>(weightType, forward(x), dyPerNode,
+                                  hg::Endpoint::Node);
+    else
+      dW = make<hg::WeightGradOp>(weightType, forward(x), dy, from);
+    addCotangent(weight, dW);
+  }
+  return success();
+}
+
+void Differentiator::pullbackAggregate(hg::AggregateOp op, Value dy) {
+  Value x = op.getInput();
+  Type edgeType = x.getType();
+  hg::Endpoint at = op.getReceiver();
+  Value spread = gather(dy, edgeType, at);
+  switch (op.getKind()) {
+  case hg::Reduction::Sum:
+    addCotangent(x, spread);
+    return;
+  case hg::Reduction::Mean: {
+    auto norm = hg::EdgeValueType::get(
+        1, cast<hg::FeatureType>(edgeType).getElementType());
+    Value inverseDegree = make<hg::DegreeNormOp>(norm, graph());
+    addCotangent(x, make<hg::ScaleOp>(edgeType, inverseDegree, spread));
+    return;
+  }
+  case hg::Reduction::Max: {
+    // The gradient of a maximum is shared evenly by the edges that attain
+    // it (as torch's amax does).
+    Value maximum = gather(forward(op.getResult()), edgeType, at);
+    Value attains = make<hg::EqualOp>(edgeType, forward(x), maximum);
+    Value count = aggregateSum(attains, op.getType(), at);
+    Value share =
+        make<hg::DivOp>(edgeType, attains, gather(count, edgeType, at));
+    addCotangent(x, mul(spread, share));
+    return;
+  }
+  }
+}
+
+/// α = softmax(s) over incoming edges: ds = α ⊙ (dα − Σ_in α ⊙ dα).
+void Differentiator::pullbackEdgeSoftmax(hg::EdgeSoftmaxOp op, Value dAlpha) {
+  auto type = cast<hg::FeatureType>(op.getType());
+  Value alpha = forward(op.getResult());
+  Value weighted = mul(alpha, dAlpha);
+  Value perNode = aggregateSum(
+      weighted,
+      hg::NodeValueType::get(type.getWidth(), type.getElementType(),
+                             type.getHeads()),
+      hg::Endpoint::Dst);
+  Value spread = gather(perNode, type, hg::Endpoint::Dst);
+  addCotangent(op.getInput(), make<hg::SubOp>(type, weighted,
+                                              mul(alpha, spread)));
+}
+
+LogicalResult Differentiator::pullback(Operation *op) {
+  Value dy = op->getNumResults() == 1 ? cotangents.lookup(op->getResult(0))
+                                      : Value();
+  if (!dy)
+    return success(); // no result reaches a differentiated output
+  loc = op->getLoc();
+  auto contribute = [&](Value operand, function_ref<Value()> rule) {
+    if (isActive(operand))
+      addCotangent(operand, rule());
+  };
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case([&](hg::TypedLinearOp o) { return pullbackTypedLinear(o, dy); })
+      .Case([&](hg::TypedVectorOp o) {
+        contribute(o.getWeight(), [&] {
+          return make<hg::TypeSumOp>(o.getWeight().getType(), dy);
+        });
+        return success();
+      })
+      .Case([&](hg::GatherOp o) {
+        contribute(o.getInput(), [&] {
+          return aggregateSum(dy, o.getInput().getType(), o.getFrom());
+        });
+        return success();
+      })
+      .Case([&](hg::AggregateOp o) {
+        pullbackAggregate(o, dy);
+        return success();
+      })
+      .Case([&](hg::EdgeSoftmaxOp o) {
+        pullbackEdgeSoftmax(o, dy);
+        return success();
+      })
+      .Case([&](hg::DotOp o) {
+        Type type = o.getLhs().getType();
+        contribute(o.getLhs(), [&] {
+          return make<hg::ScaleOp>(type, dy, forward(o.getRhs()));
+        });
+        contribute(o.getRhs(), [&] {
+          return make<hg::ScaleOp>(type, dy, forward(o.getLhs()));
+        });
+        return success();
+      })
+      .Case([&](hg::ScaleOp o) -> LogicalResult {
+        auto scaleType = cast<hg::FeatureType>(o.getScale().getType());
+        auto inputType = cast<hg::FeatureType>(o.getInput().getType());
+        if (isActive(o.getScale()) &&
+            scaleType.getWidth() != inputType.getHeads())
+          return o.emitError("hgraph-autodiff: no gradient rule for a "
+                             "one-column scale of a multi-head value; give "
+                             "the scale one column per head");
+        contribute(o.getInput(), [&] {
+          return make<hg::ScaleOp>(inputType, forward(o.getScale()), dy);
+        });
+        contribute(o.getScale(), [&] {
+          return make<hg::DotOp>(scaleType, dy, forward(o.getInput()));
+        });
+        return success();
+      })
+      .Case([&](hg::ConstScaleOp o) {
+        contribute(o.getInput(), [&] {
+          return make<hg::ConstScaleOp>(dy.getType(), dy, o.getFactorAttr());
+        });
+        return success();
+      })
+      .Case([&](hg::ConcatOp o) {
+        int64_t offset = 0;
+        for (Value input : o.getInputs()) {
+          contribute(input, [&] {
+            return make<hg::SliceOp>(input.getType(), dy,
+                                     builder.getI64IntegerAttr(offset));
+          });
+          offset += cast<hg::FeatureType>(input.getType()).getHeadWidth();
+        }
+        return success();
+      })
+      .Case([&](hg::AddOp o) {
+        contribute(o.getLhs(), [&] { return dy; });
+        contribute(o.getRhs(), [&] { return dy; });
+        return success();
+      })
+      .Case([&](hg::SubOp o) {
+        contribute(o.getLhs(), [&] { return dy; });
+        contribute(o.getRhs(),
+                   [&] { return make<hg::NegOp>(dy.getType(), dy); });
+        return success();
+      })
+      .Case([&](hg::MulOp o) {
+        contribute(o.getLhs(), [&] { return mul(dy, forward(o.getRhs())); });
+        contribute(o.getRhs(), [&] { return mul(dy, forward(o.getLhs())); });
+        return success();
+      })
+      .Case([&](hg::DivOp o) {
+        // z = a / b: da = dy / b, db = -da · z.
+        Value da = make<hg::DivOp>(dy.getType(), dy, forward(o.getRhs()));
+        contribute(o.getLhs(), [&] { return da; });
+        contribute(o.getRhs(), [&] {
+          return make<hg::NegOp>(dy.getType(),
+                                 mul(da, forward(o.getResult())));
+        });
+        return success();
+      })
+      .Case([&](hg::ExpOp o) {
+        contribute(o.getInput(), [&] { return mul(dy, forward(o)); });
+        return success();
+      })
+      .Case([&](hg::TanhOp o) {
+        // dx = dy − dy·y·y
+        contribute(o.getInput(), [&] {
+          Value y = forward(o);
+          return make<hg::SubOp>(dy.getType(), dy, mul(mul(dy, y), y));
+        });
+        return success();
+      })
+      .Case([&](hg::SigmoidOp o) {
+        // dx = dy·y − dy·y·y
+        contribute(o.getInput(), [&] {
+          Value y = forward(o);
+          Value dyY = mul(dy, y);
+          return make<hg::SubOp>(dy.getType(), dyY, mul(dyY, y));
+        });
+        return success();
+      })
+      .Case([&](hg::NegOp o) {
+        contribute(o.getInput(),
+                   [&] { return make<hg::NegOp>(dy.getType(), dy); });
+        return success();
+      })
+      .Case([&](hg::ReluOp o) {
+        contribute(o.getInput(), [&] {
+          return make<hg::LeakyReluGradOp>(dy.getType(), dy,
+                                           forward(o.getInput()),
+                                           builder.getF64FloatAttr(0.0));
+        });
+        return success();
+      })
+      .Case([&](hg::LeakyReluOp o) {
+        contribute(o.getInput(), [&] {
+          return make<hg::LeakyReluGradOp>(dy.getType(), dy,
+                                           forward(o.getInput()),
+                                           o.getAlphaAttr());
+        });
+        return success();
+      })
+      .Case<hg::RelationNormOp, hg::DegreeNormOp, hg::ZerosOp, hg::EqualOp>(
+          [](Operation *) { return success(); }) // nothing active flows in
+      .Default([](Operation *other) {
+        return other->emitError("hgraph-autodiff: no gradient rule for '")
+               << other->getName() << "'";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// The two functions
+//===----------------------------------------------------------------------===//
+
+/// Orders the backward arguments as the ABI wants them (graph, primal
+/// arguments, saved values, result gradients), names them, and returns the
+/// gradient of every differentiated argument.
+void Differentiator::finishBackward() {
+  MLIRContext *ctx = primal.getContext();
+  auto attrs = [&](StringRef name, StringRef role) {
+    SmallVector<NamedAttribute, 2> list{
+        builder.getNamedAttr(kName, builder.getStringAttr(name))};
+    if (!role.empty())
+      list.push_back(builder.getNamedAttr(kRole, builder.getStringAttr(role)));
+    return DictionaryAttr::get(ctx, list);
+  };
+
+  // The results: one gradient per differentiated argument.
+  SmallVector<Value> gradients;
+  SmallVector<Attribute> resultAttrs;
+  Block &entry = primal.getBody().front();
+  builder.setInsertionPointToEnd(body);
+  for (BlockArgument arg : entry.getArguments()) {
+    if (isa<hg::GraphType>(arg.getType()))
+      continue;
+    std::string name = argumentName(primal, arg.getArgNumber());
+    if (!wrt.contains(name))
+      continue;
+    Value gradient = cotangents.lookup(arg);
+    if (!gradient)
+      gradient = make<hg::ZerosOp>(arg.getType());
+    gradients.push_back(gradient);
+    resultAttrs.push_back(attrs("d_" + name, "grad"));
+  }
+  hg::ReturnOp::create(builder, loc, gradients);
+
+  // The arguments, reordered.
+  SmallVector<std::pair<BlockArgument, DictionaryAttr>> ordered;
+  ordered.push_back({body->getArgument(0), DictionaryAttr::get(ctx)});
+  for (BlockArgument arg : entry.getArguments()) {
+    auto it = primalArguments.find(arg.getArgNumber());
+    if (it != primalArguments.end())
+      ordered.push_back(
+          {it->second, attrs(argumentName(primal, arg.getArgNumber()), "")});
+  }
+  for (auto [index, arg] : llvm::enumerate(savedArguments))
+    ordered.push_back({arg, attrs(("saved" + Twine(index)).str(), "saved")});
+  for (auto [index, arg] : llvm::enumerate(resultGradients))
+    ordered.push_back(
+        {arg, attrs("d_" + resultName(primal, index), "grad_output")});
+
+  SmallVector<Type> argTypes;
+  SmallVector<Attribute> argAttrs;
+  for (auto [arg, attr] : ordered) {
+    argTypes.push_back(arg.getType());
+    argAttrs.push_back(attr);
+  }
+  SmallVector<Type> resultTypes;
+  for (Value gradient : gradients)
+    resultTypes.push_back(gradient.getType());
+
+  builder.setInsertionPointAfter(primal);
+  auto backward = hg::FuncOp::create(
+      builder, primal.getLoc(), (primal.getSymName() + "_bwd").str(),
+      builder.getFunctionType(argTypes, resultTypes), StringAttr(),
+      builder.getArrayAttr(argAttrs), builder.getArrayAttr(resultAttrs));
+  backward->setAttr(kKind, builder.getStringAttr("training_backward"));
+  backward->setAttr(kPrimal, builder.getStringAttr(primal.getSymName()));
+  Block *ordered_body = new Block();
+  backward.getBody().push_back(ordered_body);
+  for (auto [arg, attr] : ordered)
+    arg.replaceAllUsesWith(ordered_body->addArgument(arg.getType(),
+                                                     arg.getLoc()));
+  ordered_body->getOperations().splice(ordered_body->end(),
+                                       body->getOperations());
+  delete body;
+  body = nullptr;
+}
+
+/// `@f_fwd`: a copy of `@f` that also returns the saved values.
+void Differentiator::buildForward() {
+  MLIRContext *ctx = primal.getContext();
+  builder.setInsertionPointAfter(primal);
+  auto training = cast<hg::FuncOp>(builder.clone(*primal));
+  training.setSymName((primal.getSymName() + "_fwd").str());
+  training->setAttr(kKind, builder.getStringAttr("training_forward"));
+  training->setAttr(kPrimal, builder.getStringAttr(primal.getSymName()));
+
+  // Map primal values to the copy's by position.
+  IRMapping toCopy;
+  Block &from = primal.getBody().front(), &to = training.getBody().front();
+  for (auto [a, b] : llvm::zip(from.getArguments(), to.getArguments()))
+    toCopy.map(a, b);
+  for (auto [a, b] : llvm::zip(from, to))
+    for (auto [ra, rb] : llvm::zip(a.getResults(), b.getResults()))
+      toCopy.map(ra, rb);
+
+  auto ret = cast<hg::ReturnOp>(to.getTerminator());
+  SmallVector<Value> results(ret.getOperands());
+  SmallVector<Attribute> resultAttrs;
+  auto attrs = [&](StringRef name, StringRef role) {
+    return DictionaryAttr::get(
+        ctx, {builder.getNamedAttr(kName, builder.getStringAttr(name)),
+              builder.getNamedAttr(kRole, builder.getStringAttr(role))});
+  };
+  for (unsigned i = 0, e = results.size(); i < e; ++i)
+    resultAttrs.push_back(attrs(resultName(primal, i), "output"));
+  for (auto [index, value] : llvm::enumerate(savedValues)) {
+    results.push_back(toCopy.lookup(value));
+    resultAttrs.push_back(attrs(("saved" + Twine(index)).str(), "saved"));
+  }
+  ret->setOperands(results);
+  SmallVector<Type> resultTypes;
+  for (Value value : results)
+    resultTypes.push_back(value.getType());
+  training.setFunctionType(builder.getFunctionType(
+      training.getArgumentTypes(), resultTypes));
+  training.setAllResultAttrs(resultAttrs);
+}
+
+LogicalResult Differentiator::run() {
+  if (failed(findActiveValues()))
+    return failure();
+  SymbolTable symbols(primal->getParentOp());
+  for (StringRef suffix : {"_fwd", "_bwd"})
+    if (symbols.lookup((primal.getSymName() + suffix).str()))
+      return primal.emitError("hgraph-autodiff: cannot add @")
+             << primal.getSymName() << suffix
+             << ": a symbol of that name exists";
+
+  body = new Block();
+  Block &entry = primal.getBody().front();
+  inBackward.map(primal.getGraph(),
+                 body->addArgument(primal.getGraph().getType(), loc));
+  builder.setInsertionPointToEnd(body);
+  auto ret = cast<hg::ReturnOp>(entry.getTerminator());
+  for (Value result : ret.getOperands()) {
+    BlockArgument gradient = newArgument(result.getType(), result.getLoc());
+    resultGradients.push_back(gradient);
+    if (isActive(result))
+      addCotangent(result, gradient);
+  }
+  for (Operation &op : llvm::reverse(entry.without_terminator())) {
+    if (failed(pullback(&op))) {
+      delete body;
+      return failure();
+    }
+  }
+  finishBackward();
+  buildForward();
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Pass
+//===----------------------------------------------------------------------===//
+
+struct HGraphAutodiffPass
+    : public hector::impl::HGraphAutodiffBase<HGraphAutodiffPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    std::optional<SavePolicy> policy =
+        llvm::StringSwitch<std::optional<SavePolicy>>(save)
+            .Case("materialized", SavePolicy::Materialized)
+            .Case("all", SavePolicy::All)
+            .Case("none", SavePolicy::None)
+            .Default(std::nullopt);
+    if (!policy) {
+      module.emitError("hgraph-autodiff: unknown save policy '")
+          << save << "' (one of: materialized, all, none)";
+      return signalPassFailure();
+    }
+
+    SmallVector<hg::FuncOp> primals;
+    for (hg::FuncOp func : module.getOps<hg::FuncOp>())
+      if (!func->hasAttr(kKind))
+        primals.push_back(func);
+    for (hg::FuncOp func : primals) {
+      // The arguments to differentiate: the named ones, or all.
+      llvm::StringSet<> names, known;
+      for (BlockArgument arg : func.getArguments())
+        if (!isa<hg::GraphType>(arg.getType()))
+          known.insert(argumentName(func, arg.getArgNumber()));
+      for (const std::string &name : wrt) {
+        if (!known.contains(name)) {
+          func.emitError("hgraph-autodiff: 'wrt' names '")
+              << name << "', which is not an argument of @"
+              << func.getSymName();
+          return signalPassFailure();
+        }
+        names.insert(name);
+      }
+      if (wrt.empty())
+        names = std::move(known);
+      func->setAttr(kKind, StringAttr::get(&getContext(), "inference"));
+      if (failed(Differentiator(func, *policy, names).run()))
+        return signalPassFailure();
+    }
+  }
+};
+
+} // namespace

@@ -1,0 +1,89 @@
+// RUN: hector-opt %s -hgraph-autodiff -split-input-file | FileCheck %s
+// RUN: hector-opt %s -hgraph-autodiff='save=all' -split-input-file | FileCheck %s --check-prefix=ALL
+// RUN: hector-opt %s -hgraph-autodiff='save=none' -split-input-file | FileCheck %s --check-prefix=NONE
+
+// A typed linear map read at the source, summed into destinations.
+// CHECK-LABEL: hgraph.func @linear(
+// CHECK-SAME: attributes {hgraph.kind = "inference"}
+// CHECK-LABEL: hgraph.func @linear_fwd(
+// CHECK-SAME: -> (!hgraph.node<4xf32> {hgraph.name = "result0", hgraph.role = "output"})
+// CHECK-SAME: attributes {hgraph.kind = "training_forward", hgraph.primal = "linear"}
+// CHECK-LABEL: hgraph.func @linear_bwd(
+// CHECK-SAME: %[[G:.*]]: !hgraph.graph, %[[H:.*]]: !hgraph.node<8xf32> {hgraph.name = "h"}, %[[W:.*]]: !hgraph.weight<edge, 8x4xf32> {hgraph.name = "W"}, %[[D:.*]]: !hgraph.node<4xf32> {hgraph.name = "d_result0", hgraph.role = "grad_output"})
+// CHECK-SAME: -> (!hgraph.node<8xf32> {hgraph.name = "d_h", hgraph.role = "grad"}, !hgraph.weight<edge, 8x4xf32> {hgraph.name = "d_W", hgraph.role = "grad"})
+// CHECK-SAME: attributes {hgraph.kind = "training_backward", hgraph.primal = "linear"}
+// CHECK:      %[[DM:.*]] = hgraph.gather %[[D]] from dst
+// CHECK:      %[[DX:.*]] = hgraph.typed_linear %[[W]], %[[DM]] from edge transpose
+// CHECK:      %[[DH:.*]] = hgraph.aggregate sum %[[DX]] to src
+// CHECK:      %[[DW:.*]] = hgraph.weight_grad %[[H]] from src, %[[DM]]
+// CHECK:      hgraph.return %[[DH]], %[[DW]]
+hgraph.func @linear(%g: !hgraph.graph, %h: !hgraph.node<8xf32> {hgraph.name = "h"},
+                    %W: !hgraph.weight<edge, 8x4xf32> {hgraph.name = "W"}) -> !hgraph.node<4xf32> {
+  %m = hgraph.typed_linear %W, %h from src : !hgraph.weight<edge, 8x4xf32>, !hgraph.node<8xf32> -> !hgraph.edge<4xf32>
+  %o = hgraph.aggregate sum %m : !hgraph.edge<4xf32> -> !hgraph.node<4xf32>
+  hgraph.return %o : !hgraph.node<4xf32>
+}
+
+// -----
+
+// Weights that do not depend on the edge type: edge gradients are summed per
+// node before the (single) GEMM, for the input and for the weight.
+// CHECK-LABEL: hgraph.func @untyped_bwd(
+// CHECK:      %[[PER:.*]] = hgraph.aggregate sum %{{.*}} to src : !hgraph.edge<4xf32> -> !hgraph.node<4xf32>
+// CHECK:      hgraph.typed_linear %{{.*}}, %[[PER]] from node transpose
+// CHECK:      hgraph.weight_grad %{{.*}} from node, %[[PER]]
+hgraph.func @untyped(%g: !hgraph.graph, %h: !hgraph.node<8xf32>,
+                     %W: !hgraph.weight<node, 8x4xf32>) -> !hgraph.node<4xf32> {
+  %m = hgraph.typed_linear %W, %h from src : !hgraph.weight<node, 8x4xf32>, !hgraph.node<8xf32> -> !hgraph.edge<4xf32>
+  %o = hgraph.aggregate sum %m : !hgraph.edge<4xf32> -> !hgraph.node<4xf32>
+  hgraph.return %o : !hgraph.node<4xf32>
+}
+
+// -----
+
+// Attention: what is saved depends on the policy. By default the GEMM result
+// and the softmax are saved and the row-wise score is recomputed; 'all'
+// also saves the score; 'none' saves nothing and recomputes the GEMM.
+// CHECK-LABEL: hgraph.func @attention_fwd(
+// CHECK-SAME: {hgraph.name = "saved0", hgraph.role = "saved"}, !hgraph.edge<4xf32> {hgraph.name = "saved1", hgraph.role = "saved"})
+// CHECK-LABEL: hgraph.func @attention_bwd(
+// CHECK-SAME: !hgraph.edge<1xf32> {hgraph.name = "saved0", hgraph.role = "saved"}
+// CHECK-SAME: !hgraph.edge<4xf32> {hgraph.name = "saved1", hgraph.role = "saved"}
+// CHECK:      hgraph.dot
+// CHECK:      hgraph.leaky_relu_grad
+// CHECK-NOT:  hgraph.edge_softmax
+// CHECK:      hgraph.return
+// ALL-LABEL:  hgraph.func @attention_bwd(
+// ALL-SAME:   {hgraph.name = "saved2", hgraph.role = "saved"}
+// NONE-LABEL: hgraph.func @attention_fwd(
+// NONE-SAME:  -> (!hgraph.node<4xf32> {hgraph.name = "result0", hgraph.role = "output"})
+// NONE-LABEL: hgraph.func @attention_bwd(
+// NONE-NOT:   hgraph.role = "saved"
+// NONE:       hgraph.typed_linear %{{.*}}, %{{.*}} from src :
+// NONE:       hgraph.edge_softmax
+hgraph.func @attention(%g: !hgraph.graph, %h: !hgraph.node<8xf32>,
+                       %W: !hgraph.weight<edge, 8x4xf32>, %a: !hgraph.weight<edge, 4xf32>) -> !hgraph.node<4xf32> {
+  %z = hgraph.typed_linear %W, %h from src : !hgraph.weight<edge, 8x4xf32>, !hgraph.node<8xf32> -> !hgraph.edge<4xf32>
+  %av = hgraph.typed_vector %a : !hgraph.weight<edge, 4xf32> -> !hgraph.edge<4xf32>
+  %s = hgraph.dot %z, %av : !hgraph.edge<4xf32> -> !hgraph.edge<1xf32>
+  %l = hgraph.leaky_relu %s alpha 2.000000e-01 : !hgraph.edge<1xf32>
+  %alpha = hgraph.edge_softmax %l : !hgraph.edge<1xf32>
+  %m = hgraph.scale %alpha, %z : !hgraph.edge<1xf32>, !hgraph.edge<4xf32> -> !hgraph.edge<4xf32>
+  %o = hgraph.aggregate sum %m : !hgraph.edge<4xf32> -> !hgraph.node<4xf32>
+  hgraph.return %o : !hgraph.node<4xf32>
+}
+
+// -----
+
+// An argument the result does not depend on gets a zero gradient; the
+// weight used twice gets the sum of both contributions.
+// CHECK-LABEL: hgraph.func @unused_bwd(
+// CHECK-DAG:  %[[Z:.*]] = hgraph.zeros : !hgraph.node<4xf32>
+// CHECK-DAG:  %[[SUM:.*]] = hgraph.add %{{.*}}, %{{.*}} : !hgraph.weight<single, 4x4xf32>
+// CHECK:      hgraph.return %{{.*}}, %[[Z]], %[[SUM]]
+hgraph.func @unused(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %u: !hgraph.node<4xf32>,
+                    %W: !hgraph.weight<single, 4x4xf32>) -> !hgraph.node<4xf32> {
+  %a = hgraph.typed_linear %W, %h from node : !hgraph.weight<single, 4x4xf32>, !hgraph.node<4xf32> -> !hgraph.node<4xf32>
+  %b = hgraph.typed_linear %W, %a from node : !hgraph.weight<single, 4x4xf32>, !hgraph.node<4xf32> -> !hgraph.node<4xf32>
+  hgraph.return %b : !hgraph.node<4xf32>
+}
