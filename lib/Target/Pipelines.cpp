@@ -41,7 +41,8 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
   bool cuda = options.target == Target::CUDA;
   switch (stage) {
   case Stage::HGraph:
-    return "";
+    return options.training ? "hgraph-autodiff{save=" + options.savePolicy + "}"
+                            : "";
   case Stage::HTmpl:
     return "hgraph-to-htmpl";
   case Stage::Loops:

@@ -127,6 +127,20 @@ cl::opt<bool> gpuTemplates(
              "--gpu-templates=false uses htmpl-to-loops (simpler, slower)"),
     cl::init(true), cl::cat(hectorCategory));
 
+cl::opt<bool> training(
+    "training",
+    cl::desc("Also build training entry points: <f>_fwd (results plus the "
+             "values the backward reads) and <f>_bwd (gradients of every "
+             "argument), derived by hgraph-autodiff"),
+    cl::init(false), cl::cat(hectorCategory));
+
+cl::opt<std::string> savePolicy(
+    "save",
+    cl::desc("With --training: which forward values the backward reads "
+             "from memory rather than recomputes: materialized (default; "
+             "GEMM, reduction and softmax results), all, none"),
+    cl::init("materialized"), cl::cat(hectorCategory));
+
 cl::opt<int> optLevel("opt-level",
                       cl::desc("Optimisation level of host and device code "
                                "(0-3, default 2)"),
@@ -341,6 +355,11 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.gpuBlockSize = gpuBlockSize;
   options.gpuTemplates = gpuTemplates;
+  options.training = training;
+  options.savePolicy = savePolicy;
+  if (savePolicy != "materialized" && savePolicy != "all" &&
+      savePolicy != "none")
+    return fail("--save must be materialized, all or none");
 
   std::string errorMessage;
   if (target == Target::CUDA &&
@@ -403,7 +422,8 @@ int main(int argc, char **argv) {
     last = Stage::LLVM;
     break;
   }
-  for (Stage stage : {Stage::HTmpl, Stage::Loops, Stage::GPU, Stage::LLVM}) {
+  for (Stage stage :
+       {Stage::HGraph, Stage::HTmpl, Stage::Loops, Stage::GPU, Stage::LLVM}) {
     if (static_cast<int>(stage) > static_cast<int>(last))
       break;
     if (stage == Stage::GPU) {

@@ -39,6 +39,10 @@ struct PipelineOptions {
   /// CUDA: lower htmpl instances with htmpl-to-gpu (the GPU-specialised
   /// templates) before htmpl-to-loops takes whatever is left.
   bool gpuTemplates = true;
+  /// Derive training entry points (`hgraph-autodiff`) before lowering, with
+  /// this policy for what the forward saves for the backward.
+  bool training = false;
+  std::string savePolicy = "materialized";
 };
 
 llvm::StringRef stageName(Stage stage);
@@ -46,7 +50,8 @@ llvm::StringRef targetName(Target target);
 
 /// The textual pass pipeline, anchored on builtin.module but written without
 /// the anchor, that takes a module from the stage before `stage` to `stage`
-/// (empty for HGraph, and for GPU on the CPU target). hector-opt runs the
+/// (for HGraph: the hgraph-level transformations, autodiff when training;
+/// empty for GPU on the CPU target). hector-opt runs the
 /// same with --pass-pipeline='builtin.module(<pipeline>)'.
 std::string stagePipeline(Stage stage, const PipelineOptions &options);
 
