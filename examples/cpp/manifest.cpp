@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <fstream>
+#include <initializer_list>
 
 #include <nlohmann/json.hpp>
 
@@ -68,8 +69,15 @@ std::optional<int64_t> sizeValue(const std::string &path, const json &value,
   return value.get<int64_t>();
 }
 
+bool isOneOf(const std::string &text, std::initializer_list<const char *> set) {
+  for (const char *item : set)
+    if (text == item)
+      return true;
+  return false;
+}
+
 ArgSpec parseArgument(const std::string &path, const json &raw, int index,
-                      const std::string &entry) {
+                      const std::string &entry, const std::string &kind) {
   std::string where =
       "entry '" + entry + "' argument " + std::to_string(index);
   if (!raw.is_object())
@@ -79,9 +87,18 @@ ArgSpec parseArgument(const std::string &path, const json &raw, int index,
   arg.role = stringField(path, raw, "role", where);
   arg.name = stringField(path, raw, "name", where);
   arg.dtype = stringField(path, raw, "dtype", where);
-  if (arg.role != "graph" && arg.role != "input" && arg.role != "weight" &&
-      arg.role != "output")
+  if (!isOneOf(arg.role, {"graph", "input", "weight", "output", "saved",
+                          "grad_output", "grad"}))
     fail(path, where + " has role '" + arg.role + "'");
+  // Which roles each kind of entry may have (docs/compilation.md).
+  if ((kind == "inference" &&
+       isOneOf(arg.role, {"saved", "grad_output", "grad"})) ||
+      (kind == "training_forward" &&
+       isOneOf(arg.role, {"grad_output", "grad"})))
+    fail(path, where + " has role '" + arg.role + "' in an entry of kind " +
+                   kind);
+  arg.output = isOneOf(arg.role, {"output", "grad"}) ||
+               (arg.role == "saved" && kind == "training_forward");
   if (arg.name.empty())
     fail(path, where + " has no name");
   const json &rank = field(path, raw, "rank", where);
@@ -130,14 +147,21 @@ std::string ArgSpec::shapeText() const {
 
 const EntrySpec &Manifest::entry(const std::string &name) const {
   std::string names;
-  for (const EntrySpec &e : entries)
+  std::vector<const EntrySpec *> functions; // the inference entries
+  for (const EntrySpec &e : entries) {
     names += (names.empty() ? "" : ", ") + e.name;
+    if (e.kind == "inference")
+      functions.push_back(&e);
+  }
   if (name.empty()) {
-    if (entries.size() == 1)
-      return entries.front();
+    if (functions.size() == 1)
+      return *functions.front();
+    std::string choices;
+    for (const EntrySpec *e : functions)
+      choices += (choices.empty() ? "" : ", ") + e->name;
     throw ManifestError(path + ": the library has " +
-                        std::to_string(entries.size()) +
-                        " entry points (" + names +
+                        std::to_string(functions.size()) +
+                        " entry points (" + (choices.empty() ? "none" : choices) +
                         "); choose one with --entry NAME");
   }
   for (const EntrySpec &e : entries)
@@ -145,6 +169,31 @@ const EntrySpec &Manifest::entry(const std::string &name) const {
       return e;
   throw ManifestError(path + ": no entry point named '" + name +
                       "' (entries: " + (names.empty() ? "none" : names) + ")");
+}
+
+Manifest::Training Manifest::training(const std::string &primal) const {
+  Training found{nullptr, nullptr};
+  for (const EntrySpec &e : entries) {
+    if (e.primal != primal)
+      continue;
+    if (e.kind == "training_forward")
+      found.forward = &e;
+    else if (e.kind == "training_backward")
+      found.backward = &e;
+  }
+  if (!found.forward && !found.backward)
+    throw ManifestError(path + ": function '" + primal +
+                        "' has no training entry points ('" + primal +
+                        "_fwd', '" + primal +
+                        "_bwd'): the library was built without --training; "
+                        "rebuild it with `hectorc --training`");
+  if (!found.forward || !found.backward)
+    throw ManifestError(path + ": function '" + primal + "' has a " +
+                        (found.forward ? "training_forward" : "training_backward") +
+                        " entry but no " +
+                        (found.forward ? "training_backward" : "training_forward") +
+                        " entry");
+  return found;
 }
 
 Manifest readManifest(const std::string &path) {
@@ -177,14 +226,25 @@ Manifest readManifest(const std::string &path) {
       fail(path, "an entry is not an object");
     EntrySpec entry;
     entry.name = stringField(path, raw, "name", "an entry");
-    entry.symbol = stringField(path, raw, "symbol", "entry '" + entry.name + "'");
-    const json &args =
-        field(path, raw, "arguments", "entry '" + entry.name + "'");
+    std::string where = "entry '" + entry.name + "'";
+    entry.symbol = stringField(path, raw, "symbol", where);
+    // Manifests from before training entries carry no kind: inference.
+    entry.kind = raw.contains("kind") ? stringField(path, raw, "kind", where)
+                                      : "inference";
+    if (!isOneOf(entry.kind,
+                 {"inference", "training_forward", "training_backward"}))
+      fail(path, where + " has kind '" + entry.kind + "'");
+    entry.primal = raw.contains("primal")
+                       ? stringField(path, raw, "primal", where)
+                       : entry.name;
+    if (entry.primal.empty())
+      fail(path, where + " has an empty \"primal\"");
+    const json &args = field(path, raw, "arguments", where);
     if (!args.is_array())
-      fail(path, "entry '" + entry.name + "': \"arguments\" is not a list");
+      fail(path, where + ": \"arguments\" is not a list");
     for (const json &a : args)
-      entry.args.push_back(
-          parseArgument(path, a, int(entry.args.size()), entry.name));
+      entry.args.push_back(parseArgument(path, a, int(entry.args.size()),
+                                         entry.name, entry.kind));
     manifest.entries.push_back(std::move(entry));
   }
   return manifest;

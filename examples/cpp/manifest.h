@@ -27,7 +27,10 @@ struct Dim {
 
 struct ArgSpec {
   int index = 0;
-  std::string role;  // graph, input, weight, output
+  // graph, input, weight, output; training entries add saved (an output of
+  // f_fwd, an input of f_bwd), grad_output and grad (docs/compilation.md).
+  std::string role;
+  bool output = false; // a buffer the caller allocates and the entry fills
   std::string name;
   std::string dtype; // numpy name: float32, int32, ...
   std::vector<Dim> shape;
@@ -38,6 +41,11 @@ struct ArgSpec {
 struct EntrySpec {
   std::string name;
   std::string symbol; // _mlir_ciface_<name>
+  // inference, training_forward or training_backward; "primal" names the
+  // model function f that f, f_fwd and f_bwd belong to (absent: inference,
+  // the entry itself).
+  std::string kind;
+  std::string primal;
   std::vector<ArgSpec> args;
 };
 
@@ -46,9 +54,18 @@ struct Manifest {
   std::string target; // cpu or cuda
   std::vector<EntrySpec> entries;
 
-  // The entry called `name`, or the only one when `name` is empty; throws
-  // ManifestError naming the entries otherwise.
+  // The entry called `name`, or the only inference entry when `name` is
+  // empty; throws ManifestError naming the entries otherwise.
   const EntrySpec &entry(const std::string &name) const;
+
+  // The training forward and backward entries of function `primal` (an
+  // inference entry); throws ManifestError when the library has none (it
+  // was built without `hectorc --training`).
+  struct Training {
+    const EntrySpec *forward;
+    const EntrySpec *backward;
+  };
+  Training training(const std::string &primal) const;
 };
 
 // Reads and checks `path`; throws ManifestError.

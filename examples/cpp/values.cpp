@@ -29,6 +29,19 @@ void fillSeeded(float *data, int64_t count, uint64_t seed, int argIndex,
   }
 }
 
+std::vector<int64_t> seededLabels(int64_t count, uint64_t seed,
+                                  int64_t classes) {
+  const uint64_t golden = 0x9E3779B97F4A7C15ull;
+  uint64_t key = mix64(seed);
+  std::vector<int64_t> labels(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t bits = mix64(key + golden * (uint64_t(i) + 1));
+    // 24 bits times a class count below 2^39 fits in 64 bits.
+    labels[size_t(i)] = int64_t(((bits >> 40) * uint64_t(classes)) >> 24);
+  }
+  return labels;
+}
+
 namespace {
 
 std::string shapeText(const std::vector<int64_t> &shape) {
@@ -125,6 +138,29 @@ std::vector<float> readNpyFloat32(const std::string &path,
   if (count)
     std::memcpy(values.data(), bytes.data() + dataStart, count * sizeof(float));
   return values;
+}
+
+void writeNpyFloat32(const std::string &path, const float *data,
+                     const std::vector<int64_t> &shape) {
+  std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': " +
+                       shapeText(shape) + ", }";
+  // Magic (6) + version (2) + length (2) + header + '\n', padded to 64 bytes.
+  header.append(63 - (10 + header.size()) % 64, ' ');
+  header += '\n';
+  size_t count = 1;
+  for (int64_t size : shape)
+    count *= size_t(size);
+  std::ofstream out(path, std::ios::binary);
+  out.write("\x93NUMPY\x01\x00", 8);
+  char length[2] = {char(header.size() & 0xff), char(header.size() >> 8)};
+  out.write(length, 2);
+  out << header;
+  if (count)
+    out.write(reinterpret_cast<const char *>(data),
+              std::streamsize(count * sizeof(float)));
+  out.close();
+  if (!out)
+    throw ValueError(path + ": cannot write the .npy file");
 }
 
 } // namespace example

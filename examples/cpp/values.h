@@ -25,6 +25,17 @@ uint64_t mix64(uint64_t z);
 void fillSeeded(float *data, int64_t count, uint64_t seed, int argIndex,
                 double scale);
 
+// One class in [0, classes) per element i < count, from the same stream as
+// fillSeeded at position -1 (classes > 0):
+//   key = mix64(seed),  bits = mix64(key + G * (i + 1)),
+//   label = ((bits >> 40) * classes) >> 24      (floor(unit * classes))
+std::vector<int64_t> seededLabels(int64_t count, uint64_t seed, int64_t classes);
+
+// Writes `data` (count = the product of `shape`) as a little-endian float32,
+// C-order .npy file (format version 1); throws ValueError.
+void writeNpyFloat32(const std::string &path, const float *data,
+                     const std::vector<int64_t> &shape);
+
 // Reads a little-endian float32, C-order .npy file whose shape must equal
 // `shape`; throws ValueError naming `path` and `what`.
 std::vector<float> readNpyFloat32(const std::string &path,
