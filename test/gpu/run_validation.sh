@@ -47,6 +47,8 @@ print(f"run_forward cuda vs cpu: {gpu.size} values, relative error {err:.1e}:",
       "pass" if err < 1e-5 else "FAIL")
 PY
 
+test/gpu/cpp_training_gpu.sh "$models/example" > "$out/cpp_training.log" 2>&1; tail -5 "$out/cpp_training.log"
+
 # The main job's forward pass on the bundled graph, on the GPU.
 python3 examples/forward_debian.py --library "$models/example/librgat.so" --heads 4 \
   > "$out/forward_debian.log" 2>&1
