@@ -3,16 +3,27 @@
 // Lowers each hgraph.func to a func.func entry point over memrefs (the ABI of
 // docs/compilation.md) whose body is a sequence of htmpl instances:
 //
-// 1. GEMM first: every typed_linear becomes one htmpl.gemm (gathering its
-//    input rows, one weight slice per type segment, compact rows when the
-//    result is compact-materialized).
+// 1. GEMM first: every typed_linear (transposed or not) becomes one
+//    htmpl.gemm (gathering its input rows, one weight slice per type
+//    segment, compact rows when the result is compact-materialized), and so
+//    does every weight_grad (an outer-product GEMM summing per type
+//    segment). A transposed typed_linear whose only use is an
+//    `aggregate sum ... to src` scatters its rows into the source nodes
+//    with atomic adds instead of storing one row per edge.
 // 2. Fused traversals next: row-wise ops (element-wise math, dot, scale,
-//    gather, typed_vector, relation_norm) are never stored; they are
-//    evaluated inside the traversal of the op that consumes them
-//    (aggregate, edge_softmax, a stored result), with per-head values hoisted
+//    slice, gather, typed_vector, relation_norm, degree_norm, zeros, equal,
+//    leaky_relu_grad) are never stored; they are evaluated inside the
+//    traversal of the op that consumes them (aggregate to dst or src,
+//    edge_softmax, type_sum, a stored result), with per-head values hoisted
 //    out of the feature loop.
 // 3. Fallback: a value that must reach memory and has no GEMM or reduction
 //    producer is stored by a plain traversal.
+//
+// Results may be weights (gradients): they are written in place by the op
+// that produces them. The `hgraph.name` / `hgraph.role` argument and result
+// attributes and the `hgraph.kind` / `hgraph.primal` function attributes
+// become the `hector.arg` dictionaries and the `hector.kind` /
+// `hector.primal` attributes of the entry point (docs/compilation.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,8 +35,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <functional>
 #include <limits>
 
 namespace hector {
@@ -81,6 +94,11 @@ constexpr GraphArrayInfo kGraphArrays[NumGraphArrays] = {
     {"compact_src", "P", false},     {"compact_offsets", "R+1", false},
     {"compact_map", "E", false}};
 
+/// Roles an hgraph.func argument or result may declare with `hgraph.role`.
+constexpr llvm::StringLiteral kArgumentRoles[] = {"input", "weight", "saved",
+                                                  "grad_output"};
+constexpr llvm::StringLiteral kResultRoles[] = {"output", "saved", "grad"};
+
 /// What an htmpl.accumulate or store does with a computed value.
 enum class SinkKind { Store, Add, Max };
 
@@ -101,6 +119,15 @@ bool isCompact(Operation *op) {
   return attr && attr.getValue() == hg::Materialization::Compact;
 }
 
+/// True when an argument or result attribute dictionary asks for compact
+/// rows (one per unique (source, edge type) pair).
+bool isCompact(DictionaryAttr attrs) {
+  auto attr = attrs ? attrs.getAs<hg::MaterializationAttr>(
+                          hg::HGraphDialect::getMaterializationAttrName())
+                    : nullptr;
+  return attr && attr.getValue() == hg::Materialization::Compact;
+}
+
 //===----------------------------------------------------------------------===//
 // FunctionLowering: one hgraph.func.
 //===----------------------------------------------------------------------===//
@@ -114,28 +141,40 @@ public:
 
 private:
   // Entry point and arguments.
-  void createEntryPoint();
-  Type memrefFor(Type hgraphType, int64_t leading = ShapedType::kDynamic);
+  LogicalResult createEntryPoint();
+  Type memrefFor(Type hgraphType);
   DictionaryAttr argAttr(StringRef role, StringRef name,
                          ArrayRef<Attribute> shape);
-  SmallVector<Attribute> shapeSymbols(Type hgraphType);
+  SmallVector<Attribute> shapeSymbols(Type hgraphType, bool compactRows);
+  FailureOr<std::string> roleOf(DictionaryAttr attrs, StringRef fallback,
+                                ArrayRef<llvm::StringLiteral> allowed,
+                                Location where, const Twine &what);
 
   // Sizes and temporaries.
   Value graph(GraphArray array) { return graphArgs[array]; }
   Value size(GraphArray array);
   Value allocate(Value hgraphValue, bool compactRows = false);
+  Value outputFor(Value hgraphValue, bool compactRows = false);
   Value destinationFor(Value hgraphValue, bool compactRows = false);
+  Value weightDestination(Value hgraphWeight);
 
   // Lowering of the ops that produce memory.
   LogicalResult lower(Operation *op);
   LogicalResult lowerTypedLinear(hg::TypedLinearOp op);
+  LogicalResult lowerWeightGrad(hg::WeightGradOp op);
+  LogicalResult lowerTypeSum(hg::TypeSumOp op);
   LogicalResult lowerAggregate(hg::AggregateOp op);
+  static hg::TypedLinearOp scatteredLinear(hg::AggregateOp op);
+  LogicalResult scatterToSources(hg::TypedLinearOp linear, Value out);
   LogicalResult lowerEdgeSoftmax(hg::EdgeSoftmaxOp op);
   LogicalResult lowerConcat(hg::ConcatOp op);
   LogicalResult lowerReturn(hg::ReturnOp op);
   LogicalResult nodeBuffer(Value value, Value &buffer);
   LogicalResult edgeLeaf(Value value, Leaf &leaf);
+  LogicalResult edgeRows(Value value, Value &buffer, Value &rows);
+  LogicalResult weightBuffer(Operation *user, Value weight, Value &buffer);
   LogicalResult store(Value value, Value destination, bool edgeDomain);
+  LogicalResult storeOutput(Value value);
 
   // Traversal construction.
   using Compute = function_ref<Value(OpBuilder &, RowEvaluator &, Value head,
@@ -144,6 +183,7 @@ private:
                          ArrayRef<Leaf> extraInputs, ArrayRef<Sink> sinks,
                          int64_t heads, int64_t headWidth, Compute compute);
   void fill(Value memref, double value);
+  void fillWeight(Value memref, Value source);
   LogicalResult unreadable(Value value);
 
   hg::FuncOp source;
@@ -155,6 +195,10 @@ private:
   ValueStore values;
   /// hgraph values returned by the function: their output buffers.
   DenseMap<Value, Value> outputs;
+  /// Output buffers with one row per unique (source, edge type) pair.
+  llvm::SmallDenseSet<Value, 4> compactOutputs;
+  /// Output buffers already written by the op that produces their value.
+  llvm::SmallDenseSet<Value, 4> written;
   SmallVector<Value> temporaries;
 };
 
@@ -162,9 +206,9 @@ private:
 // Entry point
 //===----------------------------------------------------------------------===//
 
-Type FunctionLowering::memrefFor(Type hgraphType, int64_t leading) {
+Type FunctionLowering::memrefFor(Type hgraphType) {
   if (auto feature = dyn_cast<hg::FeatureType>(hgraphType))
-    return MemRefType::get({leading, feature.getWidth()},
+    return MemRefType::get({ShapedType::kDynamic, feature.getWidth()},
                            feature.getElementType());
   auto weight = cast<hg::WeightType>(hgraphType);
   SmallVector<int64_t> shape;
@@ -174,10 +218,13 @@ Type FunctionLowering::memrefFor(Type hgraphType, int64_t leading) {
   return MemRefType::get(shape, weight.getElementType());
 }
 
-SmallVector<Attribute> FunctionLowering::shapeSymbols(Type hgraphType) {
+SmallVector<Attribute> FunctionLowering::shapeSymbols(Type hgraphType,
+                                                     bool compactRows) {
   SmallVector<Attribute> shape;
   if (auto feature = dyn_cast<hg::FeatureType>(hgraphType)) {
-    shape.push_back(builder.getStringAttr(feature.isEdgeWise() ? "E" : "N"));
+    shape.push_back(builder.getStringAttr(!feature.isEdgeWise() ? "N"
+                                          : compactRows         ? "P"
+                                                                : "E"));
     shape.push_back(builder.getI64IntegerAttr(feature.getWidth()));
     return shape;
   }
@@ -199,7 +246,26 @@ DictionaryAttr FunctionLowering::argAttr(StringRef role, StringRef name,
        builder.getNamedAttr("shape", builder.getArrayAttr(shape))});
 }
 
-void FunctionLowering::createEntryPoint() {
+FailureOr<std::string>
+FunctionLowering::roleOf(DictionaryAttr attrs, StringRef fallback,
+                         ArrayRef<llvm::StringLiteral> allowed, Location where,
+                         const Twine &what) {
+  Attribute role = attrs ? attrs.get("hgraph.role") : nullptr;
+  if (!role)
+    return fallback.str();
+  auto text = dyn_cast<StringAttr>(role);
+  if (!text || !llvm::is_contained(allowed, text.getValue())) {
+    InFlightDiagnostic diag = mlir::emitError(where)
+                              << "hgraph-to-htmpl: 'hgraph.role' of " << what
+                              << " must be one of";
+    for (auto [i, name] : llvm::enumerate(allowed))
+      diag << (i ? ", \"" : " \"") << name << "\"";
+    return diag << "; got " << role;
+  }
+  return text.getValue().str();
+}
+
+LogicalResult FunctionLowering::createEntryPoint() {
   MLIRContext *ctx = source.getContext();
   SmallVector<Type> types;
   SmallVector<DictionaryAttr> attrs;
@@ -210,21 +276,66 @@ void FunctionLowering::createEntryPoint() {
     attrs.push_back(
         argAttr("graph", info.name, {builder.getStringAttr(info.size)}));
   }
+  // Where a materialization attribute asks for compact rows, it must be on
+  // an edge-wise value.
+  auto compactRows = [&](DictionaryAttr dict, Type type,
+                         const Twine &what) -> FailureOr<bool> {
+    if (!isCompact(dict))
+      return false;
+    auto feature = dyn_cast<hg::FeatureType>(type);
+    if (!feature || !feature.isEdgeWise())
+      return mlir::emitError(loc)
+             << "hgraph-to-htmpl: " << what << " has compact materialization "
+             << "but is not edge-wise: " << type;
+    return true;
+  };
+  SmallVector<bool> compactArgs;
   for (auto [index, arg] : llvm::enumerate(source.getArguments())) {
     if (isa<hg::GraphType>(arg.getType()))
       continue;
+    DictionaryAttr dict = source.getArgAttrDict(index);
     std::string name = ("arg" + Twine(index)).str();
     if (auto named = source.getArgAttrOfType<StringAttr>(index, "hgraph.name"))
       name = named.str();
+    FailureOr<std::string> role = roleOf(
+        dict, isa<hg::WeightType>(arg.getType()) ? "weight" : "input",
+        kArgumentRoles, arg.getLoc(), "argument '" + name + "'");
+    FailureOr<bool> compact =
+        compactRows(dict, arg.getType(), "argument '" + name + "'");
+    if (failed(role) || failed(compact))
+      return failure();
+    compactArgs.push_back(*compact);
     types.push_back(memrefFor(arg.getType()));
-    attrs.push_back(argAttr(isa<hg::WeightType>(arg.getType()) ? "weight"
-                                                                : "input",
-                            name, shapeSymbols(arg.getType())));
+    attrs.push_back(
+        argAttr(*role, name, shapeSymbols(arg.getType(), *compact)));
   }
+  SmallVector<bool> compactResults;
   for (auto [index, type] : llvm::enumerate(source.getResultTypes())) {
+    DictionaryAttr dict = source.getResultAttrDict(index);
+    std::string name = ("result" + Twine(index)).str();
+    if (auto named =
+            source.getResultAttrOfType<StringAttr>(index, "hgraph.name"))
+      name = named.str();
+    FailureOr<std::string> role = roleOf(dict, "output", kResultRoles, loc,
+                                         "result '" + name + "'");
+    FailureOr<bool> compact = compactRows(dict, type, "result '" + name + "'");
+    if (failed(role) || failed(compact))
+      return failure();
+    compactResults.push_back(*compact);
     types.push_back(memrefFor(type));
-    attrs.push_back(argAttr("output", ("result" + Twine(index)).str(),
-                            shapeSymbols(type)));
+    attrs.push_back(argAttr(*role, name, shapeSymbols(type, *compact)));
+  }
+
+  // The entry's kind and the function it was derived from (the manifest's
+  // `kind` and `primal`; the dialect verifies both attributes).
+  StringRef kind = "inference", primal = source.getSymName();
+  if (auto text = source->getAttrOfType<StringAttr>("hgraph.kind"))
+    kind = text.getValue();
+  if (Attribute attr = source->getAttr("hgraph.primal")) {
+    if (auto symbol = dyn_cast<FlatSymbolRefAttr>(attr))
+      primal = symbol.getValue();
+    else if (auto text = dyn_cast<StringAttr>(attr))
+      primal = text.getValue();
   }
 
   builder.setInsertionPoint(source);
@@ -232,6 +343,8 @@ void FunctionLowering::createEntryPoint() {
                                 builder.getFunctionType(types, {}));
   target->setAttr("llvm.emit_c_interface", builder.getUnitAttr());
   target->setAttr("hector.entry", builder.getUnitAttr());
+  target->setAttr("hector.kind", builder.getStringAttr(kind));
+  target->setAttr("hector.primal", builder.getStringAttr(primal));
   for (auto [index, attr] : llvm::enumerate(attrs))
     target.setArgAttr(index, "hector.arg", attr);
   Block *entry = target.addEntryBlock();
@@ -240,30 +353,32 @@ void FunctionLowering::createEntryPoint() {
   // Bind the hgraph arguments to their buffers.
   graphArgs.assign(entry->args_begin(), entry->args_begin() + NumGraphArrays);
   values.edgeNorm = graph(EdgeNorm);
-  unsigned next = NumGraphArrays;
+  values.csrRowPtr = graph(CsrRowPtr);
+  unsigned next = NumGraphArrays, position = 0;
   for (BlockArgument arg : source.getArguments()) {
     if (isa<hg::GraphType>(arg.getType()))
       continue;
     Value memref = entry->getArgument(next++);
+    bool compact = compactArgs[position++];
     if (isa<hg::WeightType>(arg.getType()))
       values.weights[arg] = memref;
     else if (cast<hg::FeatureType>(arg.getType()).isEdgeWise())
-      values.edges[arg] = {memref, AccessScheme::Edge};
+      values.edges[arg] = {memref,
+                           compact ? AccessScheme::Compact : AccessScheme::Edge};
     else
       values.nodes[arg] = memref;
   }
-  // Results are written straight into the caller's buffers when the value is
-  // produced by an op that writes memory; others are stored at the return.
+  // Every returned value may be written straight into the caller's buffer
+  // by the op that produces it (outputFor); the others are stored at the
+  // return.
   auto ret = cast<hg::ReturnOp>(source.getBody().front().getTerminator());
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
     Value output = entry->getArgument(next++);
-    Operation *def = value.getDefiningOp();
-    bool writesMemory =
-        def && isa<hg::TypedLinearOp, hg::AggregateOp, hg::ConcatOp>(def) &&
-        !isCompact(def) && !outputs.count(value);
-    if (writesMemory)
-      outputs[value] = output;
+    if (compactResults[index])
+      compactOutputs.insert(output);
+    outputs.try_emplace(value, output);
   }
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -291,10 +406,57 @@ Value FunctionLowering::allocate(Value hgraphValue, bool compactRows) {
   return memref;
 }
 
+/// The caller's output buffer for `hgraphValue` when it is returned with
+/// rows of the kind the producer writes (compact or not), else null. The
+/// caller of this function writes it: the return then leaves it alone.
+Value FunctionLowering::outputFor(Value hgraphValue, bool compactRows) {
+  Value output = outputs.lookup(hgraphValue);
+  if (!output || compactOutputs.contains(output) != compactRows)
+    return {};
+  written.insert(output);
+  return output;
+}
+
 Value FunctionLowering::destinationFor(Value hgraphValue, bool compactRows) {
-  if (Value output = outputs.lookup(hgraphValue))
+  if (Value output = outputFor(hgraphValue, compactRows))
     return output;
   return allocate(hgraphValue, compactRows);
+}
+
+/// The buffer a weight-typed result is written into: the caller's output
+/// when it is returned, else a temporary with one slice per type.
+Value FunctionLowering::weightDestination(Value hgraphWeight) {
+  Value out = outputFor(hgraphWeight);
+  if (!out) {
+    auto type = cast<hg::WeightType>(hgraphWeight.getType());
+    SmallVector<Value, 1> sizes;
+    if (type.getIndex() != hg::WeightIndex::Single) {
+      bool edge = type.getIndex() == hg::WeightIndex::EdgeType;
+      Value offsets = size(edge ? EtypeOffsets : NtypeOffsets);
+      sizes.push_back(arith::SubIOp::create(
+          builder, loc, offsets,
+          arith::ConstantIndexOp::create(builder, loc, 1)));
+    }
+    out = memref::AllocOp::create(
+        builder, loc, cast<MemRefType>(memrefFor(type)), sizes);
+    temporaries.push_back(out);
+  }
+  values.weights[hgraphWeight] = out;
+  return out;
+}
+
+/// The buffer of a weight operand; a weight of zeros is filled first.
+LogicalResult FunctionLowering::weightBuffer(Operation *user, Value weight,
+                                             Value &buffer) {
+  if ((buffer = values.weights.lookup(weight)))
+    return success();
+  if (weight.getDefiningOp<hg::ZerosOp>()) {
+    buffer = weightDestination(weight);
+    fillWeight(buffer, Value());
+    return success();
+  }
+  return user->emitError("hgraph-to-htmpl: this weight operand is not in "
+                         "memory (its producer is not lowered)");
 }
 
 LogicalResult FunctionLowering::unreadable(Value value) {
@@ -329,6 +491,40 @@ LogicalResult FunctionLowering::edgeLeaf(Value value, Leaf &leaf) {
   leaf = {buffer, AccessScheme::Edge};
   values.edges[value] = leaf;
   return success();
+}
+
+/// An edge-wise value as GEMM rows: `buffer` holds it and edge `e` reads
+/// row `rows[e]` (`rows` null: row e). Node buffers read at an endpoint
+/// (gathers included) and compact rows are read in place, through edge_src /
+/// edge_dst / compact_map.
+LogicalResult FunctionLowering::edgeRows(Value value, Value &buffer,
+                                         Value &rows) {
+  Leaf leaf;
+  if (auto it = values.edges.find(value); it != values.edges.end()) {
+    leaf = it->second;
+  } else if (auto gather = value.getDefiningOp<hg::GatherOp>()) {
+    if (failed(nodeBuffer(gather.getInput(), leaf.memref)))
+      return failure();
+    leaf.scheme = gather.getFrom() == hg::Endpoint::Src ? AccessScheme::Src
+                                                        : AccessScheme::Dst;
+  } else if (failed(edgeLeaf(value, leaf))) {
+    return failure();
+  }
+  buffer = leaf.memref;
+  switch (leaf.scheme) {
+  case AccessScheme::Compact:
+    rows = graph(CompactMap);
+    return success();
+  case AccessScheme::Src:
+    rows = graph(EdgeSrc);
+    return success();
+  case AccessScheme::Dst:
+    rows = graph(EdgeDst);
+    return success();
+  default:
+    rows = Value();
+    return success();
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -368,6 +564,13 @@ LogicalResult FunctionLowering::traverse(bool edgeDomain,
     needsCompactMap |= leaf.scheme == AccessScheme::Compact;
     needsNodeTypes |= leaf.scheme == AccessScheme::NodeType;
   }
+  // A node traversal takes its node count from an operand read `as node`,
+  // else from node_type.
+  needsNodeTypes |= !edgeDomain && llvm::none_of(evaluator.getLeaves(),
+                                                 [](const Leaf &leaf) {
+                                                   return leaf.scheme ==
+                                                          AccessScheme::Node;
+                                                 });
   SmallVector<Value> adjacency;
   if (edgeDomain)
     adjacency = {graph(EdgeSrc), graph(EdgeDst), graph(EdgeTypeArray)};
@@ -390,8 +593,12 @@ LogicalResult FunctionLowering::traverse(bool edgeDomain,
 
   auto write = [&](OpBuilder &b, Value value, Value head, Value feature) {
     for (auto [sink, leaf] : llvm::zip(sinks, sinkLeaves)) {
-      SmallVector<Value, 2> indices{evaluator.row(leaf)};
-      if (cast<MemRefType>(sink.memref.getType()).getRank() == 2) {
+      // A `whole` sink (a single vector weight) is indexed by column only.
+      SmallVector<Value, 2> indices;
+      if (sink.scheme != AccessScheme::Whole)
+        indices.push_back(evaluator.row(leaf));
+      if (sink.scheme == AccessScheme::Whole ||
+          cast<MemRefType>(sink.memref.getType()).getRank() == 2) {
         int64_t stride = sink.headStride ? sink.headStride : headWidth;
         Value start = arith::MulIOp::create(
             b, loc, head, arith::ConstantIndexOp::create(b, loc, stride));
@@ -441,14 +648,38 @@ LogicalResult FunctionLowering::traverse(bool edgeDomain,
 LogicalResult FunctionLowering::store(Value value, Value destination,
                                       bool edgeDomain) {
   auto type = cast<hg::FeatureType>(value.getType());
-  Sink sink{destination, edgeDomain ? AccessScheme::Edge : AccessScheme::Node,
-            SinkKind::Store};
+  // A compact output gets one row per (source, edge type) pair; every edge
+  // of a pair writes the same value there.
+  bool compact = edgeDomain && compactOutputs.contains(destination);
+  if (compact && !hg::dependsOnlySourceAndEdgeType(value)) {
+    auto it = values.edges.find(value);
+    if (it == values.edges.end() ||
+        (it->second.scheme != AccessScheme::Compact &&
+         it->second.scheme != AccessScheme::Src))
+      return mlir::emitError(value.getLoc())
+             << "hgraph-to-htmpl: a result with compact materialization must "
+                "depend only on the source node and the edge type";
+  }
+  AccessScheme scheme = !edgeDomain ? AccessScheme::Node
+                        : compact   ? AccessScheme::Compact
+                                    : AccessScheme::Edge;
+  Sink sink{destination, scheme, SinkKind::Store};
   return traverse(edgeDomain, {value}, {}, {sink}, type.getHeads(),
                   type.getHeadWidth(),
                   [&](OpBuilder &b, RowEvaluator &eval, Value head,
                       Value feature) {
                     return eval.emit(b, value, head, feature);
                   });
+}
+
+/// Stores an edge-wise `value` that is computed row by row into its output
+/// buffer right away, when it is returned.
+LogicalResult FunctionLowering::storeOutput(Value value) {
+  Value output = outputs.lookup(value);
+  if (!output)
+    return success();
+  written.insert(output);
+  return store(value, output, /*edgeDomain=*/true);
 }
 
 /// Sets every element of the node buffer `memref` to `value`.
@@ -462,17 +693,80 @@ void FunctionLowering::fill(Value memref, double value) {
                  });
 }
 
+/// Copies the weight buffer `source` into `memref`, or zero-fills it when
+/// `source` is null: a node-domain traversal over the leading dimension
+/// (types, or the first slice dimension of a single weight) with plain
+/// loops over the others.
+void FunctionLowering::fillWeight(Value memref, Value source) {
+  auto type = cast<MemRefType>(memref.getType());
+  MLIRContext *ctx = builder.getContext();
+  SmallVector<Value> inputs;
+  SmallVector<Attribute> schemes;
+  if (source) {
+    inputs.push_back(source);
+    schemes.push_back(ht::AccessSchemeAttr::get(ctx, AccessScheme::Node));
+  }
+  schemes.push_back(ht::AccessSchemeAttr::get(ctx, AccessScheme::Node));
+  auto traversal = ht::TraversalOp::create(
+      builder, loc, ValueRange{}, Value(), Value(), inputs, ValueRange{memref},
+      ht::Domain::Nodes, ht::Adjacency::None, builder.getArrayAttr(schemes));
+  OpBuilder::InsertionGuard guard(builder);
+  Block *body = builder.createBlock(&traversal.getBody());
+  Type index = builder.getIndexType();
+  for (size_t i = 0; i < schemes.size() + 1; ++i)
+    body->addArgument(index, loc);
+  SmallVector<Value> indices{body->getArguments().back()};
+  Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
+  Value one = arith::ConstantIndexOp::create(builder, loc, 1);
+  std::function<void(OpBuilder &, int64_t)> nest = [&](OpBuilder &b,
+                                                       int64_t dim) {
+    if (dim == type.getRank()) {
+      Value value =
+          source ? memref::LoadOp::create(b, loc, source, indices).getResult()
+                 : arith::ConstantOp::create(
+                       b, loc, b.getFloatAttr(type.getElementType(), 0.0))
+                       .getResult();
+      memref::StoreOp::create(b, loc, value, memref, indices);
+      return;
+    }
+    Value upper = arith::ConstantIndexOp::create(b, loc, type.getDimSize(dim));
+    scf::ForOp::create(b, loc, zero, upper, one, ValueRange{},
+                       [&](OpBuilder &inner, Location, Value i, ValueRange) {
+                         indices.push_back(i);
+                         nest(inner, dim + 1);
+                         indices.pop_back();
+                         scf::YieldOp::create(inner, loc);
+                       });
+  };
+  nest(builder, 1);
+  ht::YieldOp::create(builder, loc);
+}
+
 //===----------------------------------------------------------------------===//
 // GEMM-producing ops
 //===----------------------------------------------------------------------===//
 
 LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
+  // Lowered by the aggregate it feeds (scatterToSources).
+  if (op->hasOneUse())
+    if (auto aggregate = dyn_cast<hg::AggregateOp>(*op->getUsers().begin()))
+      if (scatteredLinear(aggregate) == op)
+        return success();
   auto weightType = cast<hg::WeightType>(op.getWeight().getType());
-  Value weight = values.weights.lookup(op.getWeight());
+  Value weight;
+  if (failed(weightBuffer(op, op.getWeight(), weight)))
+    return failure();
   bool typedByEdge = weightType.getIndex() == hg::WeightIndex::EdgeType;
   bool typedByNode = weightType.getIndex() == hg::WeightIndex::NodeType;
+  bool transpose = op.getTranspose();
   Value result = op.getResult();
+  auto resultType = cast<hg::FeatureType>(result.getType());
   hg::Endpoint from = op.getFrom();
+  auto gemm = [&](Value lhs, Value out, Value lhsRows, Value segments) {
+    ht::GemmOp::create(builder, loc, lhs, weight, out, lhsRows, Value(),
+                       Value(), segments, Value(), /*transpose_lhs=*/false,
+                       transpose);
+  };
 
   // Node rows, possibly read at an edge endpoint afterwards.
   auto nodeGemm = [&](Value input, Value out) -> LogicalResult {
@@ -482,10 +776,9 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
     if (typedByNode)
       ht::GemmOp::create(builder, loc, x, weight, out, graph(NtypePerm),
                          Value(), graph(NtypePerm), graph(NtypeOffsets),
-                         Value());
+                         Value(), /*transpose_lhs=*/false, transpose);
     else
-      ht::GemmOp::create(builder, loc, x, weight, out, Value(), Value(),
-                         Value(), Value(), Value());
+      gemm(x, out, Value(), Value());
     return success();
   };
 
@@ -506,8 +799,8 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
   if (from != hg::Endpoint::Edge && !typedByEdge) {
     Value perNode = memref::AllocOp::create(
         builder, loc,
-        MemRefType::get({ShapedType::kDynamic, weightType.getOutputWidth()},
-                        weightType.getElementType()),
+        MemRefType::get({ShapedType::kDynamic, resultType.getWidth()},
+                        resultType.getElementType()),
         ValueRange{size(NodeType)});
     temporaries.push_back(perNode);
     if (failed(nodeGemm(op.getInput(), perNode)))
@@ -515,19 +808,21 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
     values.edges[result] = {perNode, from == hg::Endpoint::Src
                                          ? AccessScheme::Src
                                          : AccessScheme::Dst};
-    if (Value output = outputs.lookup(result))
-      return store(result, output, /*edgeDomain=*/true);
-    return success();
+    return storeOutput(result);
   }
 
   bool compact = isCompact(op);
   Value lhs, lhsRows, segments;
   if (from == hg::Endpoint::Edge) {
-    Leaf input;
-    if (failed(edgeLeaf(op.getInput(), input)))
+    // Compact input rows give compact result rows (one GEMM row per pair);
+    // others are read in place, gathered when they live in a node buffer.
+    auto it = values.edges.find(op.getInput());
+    compact = it != values.edges.end() &&
+              it->second.scheme == AccessScheme::Compact;
+    if (compact)
+      lhs = it->second.memref;
+    else if (failed(edgeRows(op.getInput(), lhs, lhsRows)))
       return failure();
-    lhs = input.memref;
-    compact = input.scheme == AccessScheme::Compact;
     segments = compact ? graph(CompactOffsets) : graph(EtypeOffsets);
   } else {
     if (failed(nodeBuffer(op.getInput(), lhs)))
@@ -538,24 +833,130 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
     segments = compact ? graph(CompactOffsets) : graph(EtypeOffsets);
   }
   Value out = destinationFor(result, compact);
-  ht::GemmOp::create(builder, loc, lhs, weight, out, lhsRows, Value(), Value(),
-                     typedByEdge ? segments : Value(), Value());
+  gemm(lhs, out, lhsRows, typedByEdge ? segments : Value());
   values.edges[result] = {out, compact ? AccessScheme::Compact
                                        : AccessScheme::Edge};
   return success();
 }
 
 //===----------------------------------------------------------------------===//
+// Weight gradients
+//===----------------------------------------------------------------------===//
+
+/// `dW[k] = Σ_{rows i of type k} x_{F(i)}ᵀ ⊗ dy_i` as one outer-product GEMM:
+/// node rows in node-type order for node-typed weights, edge rows in
+/// edge-type order for edge-typed ones, every row for a single weight.
+LogicalResult FunctionLowering::lowerWeightGrad(hg::WeightGradOp op) {
+  auto weightType = cast<hg::WeightType>(op.getType());
+  hg::Endpoint from = op.getFrom();
+  Value x, xRows, dy, dyRows, segments;
+  if (from == hg::Endpoint::Node) {
+    if (failed(nodeBuffer(op.getInput(), x)) ||
+        failed(nodeBuffer(op.getGrad(), dy)))
+      return failure();
+    if (weightType.getIndex() == hg::WeightIndex::NodeType) {
+      xRows = dyRows = graph(NtypePerm);
+      segments = graph(NtypeOffsets);
+    }
+  } else {
+    if (weightType.getIndex() == hg::WeightIndex::NodeType)
+      return op.emitError("hgraph-to-htmpl: the gradient of a node-typed "
+                          "weight read 'from ")
+             << hg::stringifyEndpoint(from)
+             << "' is not lowered; aggregate the gradient to the node first "
+                "and use 'from node'";
+    // Rows are edges in canonical (edge-type-sorted) order. A compact
+    // gradient is read through compact_map: its pair row holds the value of
+    // every edge of the pair, and each edge counts once in the sum.
+    if (from == hg::Endpoint::Edge) {
+      if (failed(edgeRows(op.getInput(), x, xRows)))
+        return failure();
+    } else {
+      if (failed(nodeBuffer(op.getInput(), x)))
+        return failure();
+      xRows = graph(from == hg::Endpoint::Src ? EdgeSrc : EdgeDst);
+    }
+    if (failed(edgeRows(op.getGrad(), dy, dyRows)))
+      return failure();
+    if (weightType.getIndex() == hg::WeightIndex::EdgeType)
+      segments = graph(EtypeOffsets);
+  }
+  Value out = weightDestination(op.getResult());
+  ht::GemmOp::create(builder, loc, x, dy, out, xRows, dyRows, Value(),
+                     segments, Value(), /*transpose_lhs=*/true);
+  return success();
+}
+
+/// `w[k] = Σ_{rows i of type k} x_i`: the rows are accumulated into the slice
+/// of their type (zero-filled first) by a traversal.
+LogicalResult FunctionLowering::lowerTypeSum(hg::TypeSumOp op) {
+  Value input = op.getInput();
+  auto type = cast<hg::FeatureType>(input.getType());
+  auto weightType = cast<hg::WeightType>(op.getType());
+  Value out = weightDestination(op.getResult());
+  fillWeight(out, Value());
+  AccessScheme scheme = weightType.getIndex() == hg::WeightIndex::EdgeType
+                            ? AccessScheme::EdgeType
+                        : weightType.getIndex() == hg::WeightIndex::NodeType
+                            ? AccessScheme::NodeType
+                            : AccessScheme::Whole;
+  Sink sink{out, scheme, SinkKind::Add};
+  return traverse(type.isEdgeWise(), {input}, {}, {sink}, type.getHeads(),
+                  type.getHeadWidth(),
+                  [&](OpBuilder &b, RowEvaluator &eval, Value head,
+                      Value feature) {
+                    return eval.emit(b, input, head, feature);
+                  });
+}
+
+//===----------------------------------------------------------------------===//
 // Reductions over incoming edges
 //===----------------------------------------------------------------------===//
+
+/// `aggregate sum (typed_linear %W, %x from edge [transpose]) to src`, where
+/// the typed_linear has no other use, as one GEMM that adds each edge's row
+/// into its source node atomically (`out` is zero-filled): the per-edge rows
+/// never reach memory. This is the input gradient of a typed_linear read
+/// `from src`. (Rows into the destination stay a traversal, whose
+/// destination-sorted order lets the warp reduce them before the atomics.)
+hg::TypedLinearOp FunctionLowering::scatteredLinear(hg::AggregateOp op) {
+  auto linear = op.getInput().getDefiningOp<hg::TypedLinearOp>();
+  if (op.getReceiver() != hg::Endpoint::Src || !linear ||
+      linear.getFrom() != hg::Endpoint::Edge || !linear->hasOneUse() ||
+      isCompact(linear))
+    return {};
+  return linear;
+}
+
+LogicalResult FunctionLowering::scatterToSources(hg::TypedLinearOp linear,
+                                                 Value out) {
+  Value weight, x, rows;
+  if (failed(weightBuffer(linear, linear.getWeight(), weight)) ||
+      failed(edgeRows(linear.getInput(), x, rows)))
+    return failure();
+  auto weightType = cast<hg::WeightType>(linear.getWeight().getType());
+  bool typed = weightType.getIndex() == hg::WeightIndex::EdgeType;
+  fill(out, 0.0);
+  ht::GemmOp::create(builder, loc, x, weight, out, rows, Value(),
+                     graph(EdgeSrc), typed ? graph(EtypeOffsets) : Value(),
+                     Value(), /*transpose_lhs=*/false, linear.getTranspose(),
+                     /*accumulate=*/true, /*atomic=*/true);
+  return success();
+}
 
 LogicalResult FunctionLowering::lowerAggregate(hg::AggregateOp op) {
   Value input = op.getInput();
   auto type = cast<hg::FeatureType>(input.getType());
   Value out = destinationFor(op.getResult());
+  values.nodes[op.getResult()] = out;
+  if (hg::TypedLinearOp linear = scatteredLinear(op))
+    return scatterToSources(linear, out);
   bool isMax = op.getKind() == hg::Reduction::Max;
   fill(out, isMax ? -std::numeric_limits<double>::infinity() : 0.0);
-  Sink sink{out, AccessScheme::Dst, isMax ? SinkKind::Max : SinkKind::Add};
+  Sink sink{out,
+            op.getReceiver() == hg::Endpoint::Src ? AccessScheme::Src
+                                                  : AccessScheme::Dst,
+            isMax ? SinkKind::Max : SinkKind::Add};
   if (failed(traverse(/*edgeDomain=*/true, {input}, {}, {sink},
                       type.getHeads(), type.getHeadWidth(),
                       [&](OpBuilder &b, RowEvaluator &eval, Value head,
@@ -654,9 +1055,7 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
     return failure();
   // The normalised value is evaluated by its consumers.
   values.softmaxes[op.getResult()] = {score, max, sum};
-  if (Value output = outputs.lookup(op.getResult()))
-    return store(op.getResult(), output, /*edgeDomain=*/true);
-  return success();
+  return storeOutput(op.getResult());
 }
 
 LogicalResult FunctionLowering::lowerConcat(hg::ConcatOp op) {
@@ -694,12 +1093,17 @@ LogicalResult FunctionLowering::lowerReturn(hg::ReturnOp op) {
   unsigned firstOutput = entry.getNumArguments() - op.getNumOperands();
   for (auto [index, value] : llvm::enumerate(op.getOperands())) {
     Value output = entry.getArgument(firstOutput + index);
-    if (outputs.lookup(value) == output)
+    if (written.contains(output))
       continue; // already written in place
-    auto type = dyn_cast<hg::FeatureType>(value.getType());
-    if (!type)
-      return op.emitError("hgraph-to-htmpl: returning weights is not "
-                          "supported");
+    if (isa<hg::WeightType>(value.getType())) {
+      // A weight argument, or a weight result returned twice: copied.
+      Value buffer;
+      if (failed(weightBuffer(op, value, buffer)))
+        return failure();
+      fillWeight(output, buffer);
+      continue;
+    }
+    auto type = cast<hg::FeatureType>(value.getType());
     if (failed(store(value, output, type.isEdgeWise())))
       return failure();
   }
@@ -719,6 +1123,15 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       .Case([&](hg::AggregateOp aggregate) { return lowerAggregate(aggregate); })
       .Case([&](hg::EdgeSoftmaxOp softmax) { return lowerEdgeSoftmax(softmax); })
       .Case([&](hg::ConcatOp concat) { return lowerConcat(concat); })
+      .Case([&](hg::WeightGradOp grad) { return lowerWeightGrad(grad); })
+      .Case([&](hg::TypeSumOp sum) { return lowerTypeSum(sum); })
+      .Case([&](hg::ZerosOp zeros) {
+        // Weights of zeros are filled (feature values are row-wise).
+        Value buffer;
+        if (isa<hg::WeightType>(zeros.getType()) && !zeros->use_empty())
+          return weightBuffer(zeros, zeros.getResult(), buffer);
+        return success();
+      })
       .Case([&](hg::ReturnOp ret) { return lowerReturn(ret); })
       .Case([&](hg::WeightProductOp product) {
         return product.emitError("hgraph-to-htmpl: weight products are not "
@@ -729,7 +1142,8 @@ LogicalResult FunctionLowering::lower(Operation *op) {
 }
 
 LogicalResult FunctionLowering::run() {
-  createEntryPoint();
+  if (failed(createEntryPoint()))
+    return failure();
   for (Operation &op : source.getBody().front())
     if (failed(lower(&op)))
       return failure();

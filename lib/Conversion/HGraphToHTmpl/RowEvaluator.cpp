@@ -17,9 +17,12 @@ using htmpl::AccessScheme;
 namespace {
 /// Ops evaluated row by row inside a consuming traversal.
 bool isRowWise(Operation *op) {
+  if (auto zeros = dyn_cast<hg::ZerosOp>(op))
+    return isa<hg::FeatureType>(zeros.getType());
   return isa<hg::DotOp, hg::ScaleOp, hg::ConstScaleOp, hg::AddOp, hg::SubOp,
              hg::MulOp, hg::DivOp, hg::ExpOp, hg::ReluOp, hg::TanhOp,
-             hg::SigmoidOp, hg::NegOp, hg::LeakyReluOp>(op);
+             hg::SigmoidOp, hg::NegOp, hg::LeakyReluOp, hg::SliceOp,
+             hg::EqualOp, hg::LeakyReluGradOp>(op);
 }
 
 Value constantFloat(OpBuilder &b, Location loc, Type type, double value) {
@@ -50,7 +53,10 @@ std::optional<Leaf> RowEvaluator::leafOf(Value value) const {
                               ? AccessScheme::Whole
                           : edgeDomain ? AccessScheme::EdgeType
                                        : AccessScheme::NodeType;
-    return Leaf{store.weights.lookup(vector.getWeight()), scheme};
+    Value weight = store.weights.lookup(vector.getWeight());
+    if (!weight)
+      return std::nullopt; // not in memory: reported by collect()
+    return Leaf{weight, scheme};
   }
   return std::nullopt;
 }
@@ -82,6 +88,11 @@ Value RowEvaluator::collect(Value value) {
   }
   if (auto gather = value.getDefiningOp<hg::GatherOp>())
     return gather.getInput(); // read on edges but not in memory
+  if (value.getDefiningOp<hg::DegreeNormOp>()) {
+    // The destination's CSR row bounds give its in-degree.
+    addLeaf({store.csrRowPtr, AccessScheme::Dst});
+    return {};
+  }
   Operation *op = value.getDefiningOp();
   if (!op || !isRowWise(op))
     return value;
@@ -236,6 +247,52 @@ Value RowEvaluator::emitOp(OpBuilder &b, Operation *op, Value head,
         Value exp = math::ExpOp::create(b, loc, negated);
         Value denominator = arith::AddFOp::create(b, loc, one, exp);
         return arith::DivFOp::create(b, loc, one, denominator);
+      })
+      .Case([&](hg::ZerosOp) -> Value {
+        return constantFloat(b, loc, element, 0.0);
+      })
+      .Case([&](hg::DegreeNormOp) -> Value {
+        // 1 / (row_ptr[t + 1] - row_ptr[t]); an edge's destination has at
+        // least that edge, so the degree is never 0.
+        Value rowPtr = store.csrRowPtr;
+        Value dst = rowArgs[leafIndex({rowPtr, AccessScheme::Dst})];
+        Value next = arith::AddIOp::create(
+            b, loc, dst, arith::ConstantIndexOp::create(b, loc, 1));
+        Value begin = memref::LoadOp::create(b, loc, rowPtr, ValueRange{dst});
+        Value end = memref::LoadOp::create(b, loc, rowPtr, ValueRange{next});
+        Value degree = arith::SubIOp::create(b, loc, end, begin);
+        Value count = arith::SIToFPOp::create(b, loc, element, degree);
+        return arith::DivFOp::create(b, loc,
+                                     constantFloat(b, loc, element, 1.0), count);
+      })
+      .Case([&](hg::SliceOp slice) -> Value {
+        // Column `offset + feature` of the input's head block.
+        auto inType = cast<hg::FeatureType>(slice.getInput().getType());
+        if (isPerHead(inType))
+          return emit(b, slice.getInput(), head, Value());
+        Value offset =
+            arith::ConstantIndexOp::create(b, loc, slice.getOffset());
+        Value column =
+            feature ? arith::AddIOp::create(b, loc, offset, feature) : offset;
+        return emit(b, slice.getInput(), head, column);
+      })
+      .Case([&](hg::EqualOp) -> Value {
+        Value same = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
+                                           operand(0), operand(1));
+        return arith::SelectOp::create(b, loc, same,
+                                       constantFloat(b, loc, element, 1.0),
+                                       constantFloat(b, loc, element, 0.0));
+      })
+      .Case([&](hg::LeakyReluGradOp relu) -> Value {
+        // grad where input > 0, else alpha * grad (like leaky_relu at 0).
+        Value grad = operand(0), x = operand(1);
+        Value zero = constantFloat(b, loc, element, 0.0);
+        Value alpha = constantFloat(b, loc, element,
+                                    relu.getAlpha().convertToDouble());
+        Value positive =
+            arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OGT, x, zero);
+        Value scaled = arith::MulFOp::create(b, loc, alpha, grad);
+        return arith::SelectOp::create(b, loc, positive, grad, scaled);
       })
       .Case([&](hg::LeakyReluOp relu) -> Value {
         Value x = operand(0);

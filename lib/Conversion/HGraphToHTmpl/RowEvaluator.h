@@ -1,7 +1,8 @@
 //===- RowEvaluator.h - scalar code for hgraph row expressions --*- C++ -*-===//
 //
 // Part of the hgraph-to-htmpl lowering. Row-wise hgraph ops (element-wise
-// math, dot, scale, gather, typed_vector, relation_norm, and the normalising
+// math, dot, scale, slice, gather, typed_vector, relation_norm, degree_norm,
+// zeros, the gradient helpers equal and leaky_relu_grad, and the normalising
 // step of edge_softmax) are never materialized on their own: they are
 // evaluated inside the body of the traversal that consumes them. A
 // RowEvaluator first collects the buffers ("leaves") an expression reads, so
@@ -49,6 +50,8 @@ struct ValueStore {
   llvm::DenseMap<mlir::Value, SoftmaxParts> softmaxes;
   /// The `edge_norm` graph array (for hgraph.relation_norm).
   mlir::Value edgeNorm;
+  /// The `csr_row_ptr` graph array (in-degrees, for hgraph.degree_norm).
+  mlir::Value csrRowPtr;
 };
 
 /// Emits the scalar computation of row expressions in one traversal body.

@@ -6,9 +6,3 @@ hgraph.func @weight_product(%g: !hgraph.graph, %W: !hgraph.weight<edge, 8x8xf32>
   hgraph.return %0 : !hgraph.weight<edge, 8xf32>
 }
 
-// -----
-
-hgraph.func @return_weight(%g: !hgraph.graph, %W: !hgraph.weight<edge, 8x8xf32>) -> !hgraph.weight<edge, 8x8xf32> {
-  // expected-error @+1 {{hgraph-to-htmpl: returning weights is not supported}}
-  hgraph.return %W : !hgraph.weight<edge, 8x8xf32>
-}

@@ -16,7 +16,7 @@
 // CHECK-SAME: %[[W:.*]]: memref<?x16x8xf32> {hector.arg = {name = "arg2", role = "weight", shape = ["R", 16, 8]}}
 // CHECK-SAME: %[[W0:.*]]: memref<16x8xf32> {hector.arg = {name = "arg3", role = "weight", shape = [16, 8]}}
 // CHECK-SAME: %[[OUT:.*]]: memref<?x8xf32> {hector.arg = {name = "result0", role = "output", shape = ["N", 8]}})
-// CHECK-SAME: attributes {hector.entry, llvm.emit_c_interface}
+// CHECK-SAME: attributes {hector.entry, hector.kind = "inference", hector.primal = "rgcn", llvm.emit_c_interface}
 // CHECK: %[[MSG:.*]] = memref.alloc
 // CHECK: htmpl.gemm lhs(%[[H]] : memref<?x16xf32>[%[[SRC]] : memref<?xi32>]) rhs(%[[W]] : memref<?x16x8xf32>) out(%[[MSG]] : memref<?x8xf32>) segments(%[[SEG]] : memref<?xi32>)
 // CHECK: %[[AGG:.*]] = memref.alloc
