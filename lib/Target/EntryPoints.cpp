@@ -24,6 +24,13 @@ namespace {
 constexpr llvm::StringLiteral kEntryAttr = "hector.entry";
 constexpr llvm::StringLiteral kArgAttr = "hector.arg";
 constexpr llvm::StringLiteral kCInterfaceAttr = "llvm.emit_c_interface";
+constexpr llvm::StringLiteral kKindAttr = "hector.kind";
+constexpr llvm::StringLiteral kPrimalAttr = "hector.primal";
+constexpr llvm::StringLiteral kRoles[] = {"graph",  "input",       "weight",
+                                          "output", "saved",       "grad_output",
+                                          "grad"};
+constexpr llvm::StringLiteral kKinds[] = {"inference", "training_forward",
+                                          "training_backward"};
 
 /// The numpy name of a memref element type, or "" when unsupported.
 std::string dtypeName(Type type) {
@@ -112,11 +119,12 @@ LogicalResult readArgAttr(func::FuncOp func, unsigned index, Attribute attr,
 
   if (Attribute role = dict.get("role")) {
     auto text = dyn_cast<StringAttr>(role);
-    if (!text || !llvm::is_contained({"graph", "input", "weight", "output"},
-                                     text.getValue()))
-      return fail() << "role must be one of \"graph\", \"input\", "
-                       "\"weight\", \"output\", got "
-                    << role;
+    if (!text || !llvm::is_contained(kRoles, text.getValue())) {
+      InFlightDiagnostic diag = fail() << "role must be one of";
+      for (auto [i, name] : llvm::enumerate(kRoles))
+        diag << (i ? ", \"" : " \"") << name << "\"";
+      return diag << "; got " << role;
+    }
     arg.role = text.getValue().str();
   }
   if (Attribute name = dict.get("name")) {
@@ -162,6 +170,26 @@ FailureOr<EntryPoint> prepareEntryPoint(func::FuncOp func) {
   EntryPoint entry;
   entry.name = func.getSymName().str();
   entry.symbol = "_mlir_ciface_" + entry.name;
+  entry.kind = "inference";
+  entry.primal = entry.name;
+  if (Attribute attr = func->getAttr(kKindAttr)) {
+    auto text = dyn_cast<StringAttr>(attr);
+    if (!text || !llvm::is_contained(kKinds, text.getValue()))
+      return func.emitError("entry point '")
+             << entry.name << "': '" << kKindAttr
+             << "' must be \"inference\", \"training_forward\" or "
+                "\"training_backward\", got "
+             << attr;
+    entry.kind = text.getValue().str();
+  }
+  if (Attribute attr = func->getAttr(kPrimalAttr)) {
+    auto text = dyn_cast<StringAttr>(attr);
+    if (!text || text.getValue().empty())
+      return func.emitError("entry point '")
+             << entry.name << "': '" << kPrimalAttr
+             << "' must be a non-empty string, got " << attr;
+    entry.primal = text.getValue().str();
+  }
   FunctionType type = func.getFunctionType();
   if (type.getNumResults() != 0)
     return func.emitError("entry point '")
@@ -255,6 +283,8 @@ std::string hector::renderManifest(ArrayRef<EntryPoint> entries,
     e["name"] = entry.name;
     e["symbol"] = entry.symbol;
     e["target"] = info.target;
+    e["kind"] = entry.kind;
+    e["primal"] = entry.primal;
     // The graph arrays the runtime's preprocessing must build, in order.
     Json preprocessing = Json::array();
     Json args = Json::array();

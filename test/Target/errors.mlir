@@ -58,7 +58,7 @@ func.func @f(%x: memref<?xf32, strided<[2]>>) {
   return
 }
 
-// ROLE: role.mlir:[[# @LINE + 2]]:1: error: argument 0: 'hector.arg' role must be one of "graph", "input", "weight", "output", got "feature"
+// ROLE: role.mlir:[[# @LINE + 2]]:1: error: argument 0: 'hector.arg' role must be one of "graph", "input", "weight", "output", "saved", "grad_output", "grad"; got "feature"
 //--- role.mlir
 func.func @f(%x: memref<?xf32> {hector.arg = {role = "feature"}}) {
   return

@@ -27,7 +27,8 @@ struct ShapeDim {
 };
 
 struct EntryArgument {
-  /// "graph", "input", "weight" or "output".
+  /// "graph", "input", "weight", "output", or for training entries "saved",
+  /// "grad_output", "grad".
   std::string role;
   std::string name;
   /// numpy spelling: "float32", "int32", ...
@@ -40,6 +41,12 @@ struct EntryPoint {
   std::string name;
   /// The C interface symbol: `_mlir_ciface_<name>`.
   std::string symbol;
+  /// "inference", "training_forward" or "training_backward" (the function
+  /// attribute `hector.kind`, default "inference").
+  std::string kind;
+  /// The function this entry computes or differentiates (`hector.primal`,
+  /// default the entry's own name).
+  std::string primal;
   std::vector<EntryArgument> arguments;
 };
 
@@ -49,7 +56,9 @@ struct EntryPoint {
 /// type with the identity layout; a well-formed `hector.arg` where present),
 /// marks it `llvm.emit_c_interface`, and describes its arguments. Arguments
 /// without `hector.arg` are named `arg<k>` and are outputs when the body
-/// writes them, inputs otherwise. Errors are emitted at the function.
+/// writes them, inputs otherwise. `hector.kind` and `hector.primal` string
+/// attributes give the entry's kind and primal function. Errors are emitted
+/// at the function.
 mlir::FailureOr<std::vector<EntryPoint>> prepareEntryPoints(mlir::ModuleOp module);
 
 struct ManifestInfo {
