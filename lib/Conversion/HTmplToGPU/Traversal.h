@@ -11,14 +11,21 @@
 //    warp-uniform, and its side effects are issued by lane 0. Loop-carried
 //    reductions (dot products) become per-lane partials plus a butterfly
 //    all-reduce. For edges, a warp walks a contiguous chunk of edges, and
-//    accumulations into the destination row are gathered in a warp-private
-//    shared-memory row that is flushed with one atomic per element when the
-//    destination changes.
+//    accumulations into the receiving row (the destination node, or the
+//    edge type) are gathered in a warp-private shared-memory row that is
+//    flushed with one atomic per element when that row changes.
 //  - Thread: one instance per thread, the body unchanged; top-level
-//    accumulations into the destination row are combined across the lanes
-//    of a warp that share a destination (segmented warp reduction) before
-//    one atomic. Used for bodies without a feature loop (scalar bodies) and
-//    for bodies the warp mapping cannot prove safe.
+//    accumulations into the receiving row are combined across the lanes of
+//    a warp that share it (segmented warp reduction) before one atomic.
+//    Used for bodies without a feature loop (scalar bodies) and for bodies
+//    the warp mapping cannot prove safe.
+//
+// The receiving rows that pay off are those that repeat on consecutive
+// edges: the destination (canonical order is sorted by (edge type,
+// destination, source); CSR groups by destination) and the edge type
+// (sorted in COO order). Accumulations into the source node, whose equal
+// rows are scattered over the edge order, go straight to global atomics:
+// a warp-private row would be flushed after almost every edge.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,11 +56,14 @@ struct BufferedDest {
 
 struct TraversalPlan {
   TraversalMode mode = TraversalMode::Thread;
+  /// Edges: the row scheme of the buffered or reduced accumulations (`dst`
+  /// or `etype`); they all share it, since it decides when to flush.
+  htmpl::AccessScheme receiver = htmpl::AccessScheme::Dst;
   /// Warp mode: the scf.for loops whose iterations are split over lanes.
   llvm::SmallPtrSet<mlir::Operation *, 8> distributed;
   /// Warp mode over edges: destinations gathered per warp.
   llvm::SmallVector<BufferedDest> buffered;
-  /// Thread mode over edges: top-level accumulations into the destination
+  /// Thread mode over edges: top-level accumulations into the receiving
   /// row, reduced across the warp.
   llvm::SmallVector<htmpl::AccumulateOp> reduced;
 };

@@ -363,9 +363,10 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
   if (op.getDomain() != Domain::Edges)
     return plan;
 
-  // Accumulations into the destination row: gathered per warp (warp mode)
-  // or reduced across the warp (thread mode). A destination qualifies when
-  // nothing else in the body touches its buffer.
+  // Accumulations into the receiving row (dst or etype, one for the whole
+  // traversal): gathered per warp (warp mode) or reduced across the warp
+  // (thread mode). A destination qualifies when nothing else in the body
+  // touches its buffer. Others (into the source node, say) stay atomics.
   DenseMap<Value, SmallVector<AccumulateOp>> accumulatesOf;
   SmallVector<Value> order;
   for (const Access &access : accesses)
@@ -383,11 +384,18 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
       return isa<AccumulateOp>(a->op) && a->memref == dest;
     });
     Reduction kind = AccumulateOp(accs.front()).getKind();
-    bool intoDst = llvm::all_of(accs, [&](AccumulateOp acc) {
+    std::optional<AccessScheme> receiver;
+    for (AccessScheme scheme : {AccessScheme::Dst, AccessScheme::EdgeType})
+      if (canon.isRow(AccumulateOp(accs.front()).getIndices().front(), scheme))
+        receiver = scheme;
+    bool chosen = !plan.buffered.empty() || !plan.reduced.empty();
+    if (!receiver || (chosen && *receiver != plan.receiver))
+      continue;
+    bool intoReceiver = llvm::all_of(accs, [&](AccumulateOp acc) {
       return acc.getKind() == kind &&
-             canon.isRow(acc.getIndices().front(), AccessScheme::Dst);
+             canon.isRow(acc.getIndices().front(), *receiver);
     });
-    if (!exclusive || !intoDst)
+    if (!exclusive || !intoReceiver)
       continue;
     Type element = cast<MemRefType>(dest.getType()).getElementType();
     if (plan.mode == TraversalMode::Warp) {
@@ -412,6 +420,7 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
             plain &= canon.sameIndices(acc.getIndices(), other.getIndices());
       }
       plan.buffered.push_back({dest, kind, *size, plain});
+      plan.receiver = *receiver;
       continue;
     }
     // Thread mode: only accumulations at the top level of the body, where
@@ -422,8 +431,10 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
     for (AccumulateOp acc : accs) {
       bool uniform = llvm::all_of(acc.getIndices().drop_front(),
                                   [&](Value v) { return isInvariant(v, op); });
-      if (acc->getBlock() == &body && uniform)
+      if (acc->getBlock() == &body && uniform) {
         plan.reduced.push_back(acc);
+        plan.receiver = *receiver;
+      }
     }
   }
   return plan;

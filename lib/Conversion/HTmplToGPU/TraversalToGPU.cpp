@@ -8,13 +8,14 @@
 //   by edges, not by destination nodes, so a hub with 100k in-edges is spread
 //   over thousands of warps. In CSR order the destination node of a slot is
 //   found once per warp by a binary search over row_ptr and then advanced.
-//   Accumulations into the destination row go to a warp-private row in
-//   shared memory; when the destination changes (and at the end of the
-//   chunk) the lanes flush it, one atomic per touched element.
+//   Accumulations into the receiving row (destination node or edge type)
+//   go to a warp-private row in shared memory; when that row changes (and
+//   at the end of the chunk) the lanes flush it, one atomic per touched
+//   element.
 // - warp mapping, nodes: one warp per node.
 // - thread mapping: one thread per edge, CSR slot or node. Top-level
-//   accumulations into the destination row are combined across the lanes of
-//   a warp with the same destination, then one atomic per run.
+//   accumulations into the receiving row are combined across the lanes of a
+//   warp with the same row, then one atomic per run.
 //
 // The body is inlined with its block arguments replaced by the resolved
 // rows: edge id, compact_map[e], src[e], dst[e], etype[e], node id,
@@ -86,6 +87,19 @@ SmallVector<Value> bodyArguments(OpBuilder &b, Location loc, TraversalOp op,
     return constIndex(b, loc, 0);
   };
   return templates::bodyArguments(b, loc, op, rowOf);
+}
+
+/// The receiving row of the instance's buffered or reduced accumulations.
+Value receiverRow(OpBuilder &b, Location loc, TraversalOp op,
+                  const TraversalPlan &plan, Instance &inst) {
+  OperandRange adjacency = op.getAdjacency();
+  bool csr = op.getAdjacencyFormat() == Adjacency::CSR;
+  if (plan.receiver == AccessScheme::EdgeType)
+    return csr ? loadIndex(b, loc, adjacency[3], inst.slot)
+               : loadIndex(b, loc, adjacency[2], inst.edge);
+  if (!inst.dstNode)
+    inst.dstNode = loadIndex(b, loc, adjacency[1], inst.edge);
+  return inst.dstNode;
 }
 
 /// Every op of the body, nested ones included, in pre-order.
@@ -260,14 +274,14 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
         } else {
           inst.edge = e;
         }
+        Value key;
         if (buffering) {
-          if (!inst.dstNode)
-            inst.dstNode = loadIndex(b, loc, op.getAdjacency()[1], e);
+          key = receiverRow(b, loc, op, plan, inst);
           Value current = carried.front();
           Value moved = arith::AndIOp::create(
               b, loc,
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                    inst.dstNode, current),
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, key,
+                                    current),
               arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sge, current,
                                     c0));
           auto ifOp =
@@ -277,7 +291,7 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
           emitFlush(b, loc, plan, context, current);
         }
         if (buffering)
-          next.push_back(inst.dstNode);
+          next.push_back(key);
         if (csr)
           next.push_back(inst.dstNode);
         yield = scf::YieldOp::create(b, loc, next);
@@ -389,13 +403,12 @@ void lowerThreads(RewriterBase &rewriter, TraversalOp op,
                                 /*addElseBlock=*/true);
   rewriter.setInsertionPointToEnd(ifOp.thenBlock());
   Instance inst = resolve();
-  if (!inst.dstNode)
-    inst.dstNode = loadIndex(rewriter, loc, op.getAdjacency()[1], inst.edge);
+  Value key = receiverRow(rewriter, loc, op, plan, inst);
   inlineBody(rewriter, op, bodyArguments(rewriter, loc, op, inst));
   SmallVector<Value> yielded;
   for (AccumulateOp acc : reduced)
     yielded.push_back(acc.getValue());
-  yielded.push_back(inst.dstNode);
+  yielded.push_back(key);
   for (AccumulateOp acc : reduced)
     llvm::append_range(yielded, acc.getIndices().drop_front());
   scf::YieldOp::create(rewriter, loc, yielded);

@@ -301,8 +301,9 @@ void hector::gpu::emitSegmentedAccumulates(OpBuilder &b, Location loc,
     return arith::CmpIOp::create(b, loc, pred, x, y);
   };
 
-  // Lanes with equal keys form runs (rows are sorted in COO and CSR order,
-  // and a run never spans two keys). start = first lane of my run.
+  // Lanes with equal keys form runs (equal rows are mostly adjacent in COO
+  // and CSR order; a key that recurs later just starts another run, and a
+  // run never spans two keys). start = first lane of my run.
   Value head = arith::OrIOp::create(
       b, loc, cmp(arith::CmpIPredicate::eq, lane32, zero),
       cmp(arith::CmpIPredicate::ne, shuffle(key, 1, ShuffleMode::UP), key));

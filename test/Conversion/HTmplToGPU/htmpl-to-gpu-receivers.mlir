@@ -1,0 +1,144 @@
+// RUN: hector-opt %s --split-input-file --htmpl-to-gpu --canonicalize --cse | FileCheck %s
+
+// Which receiving rows of htmpl.accumulate the GPU traversal kernels reduce
+// before their atomics: the destination and the edge type, whose equal rows
+// are adjacent in the edge order; not the source.
+
+// Accumulations into the source row (the gradient of a gather at the
+// source): equal sources are scattered over the (type, dst, src) edge order,
+// so no warp-private row is kept; each lane adds its features straight into
+// global memory (coalesced along the row).
+// CHECK-LABEL: func.func @into_src
+// CHECK-SAME: (%[[SRC:[-a-zA-Z0-9_]+]]: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %[[Z:[-a-zA-Z0-9_]+]]: memref<?x64xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x64xf32>)
+// CHECK: gpu.launch
+// CHECK-NOT: workgroup
+// CHECK: %[[LANE:[-a-zA-Z0-9_]+]] = arith.remui %{{.*}}, %c32 : index
+// CHECK: scf.for %[[EDGE:[-a-zA-Z0-9_]+]] =
+// CHECK: %[[S:[-a-zA-Z0-9_]+]] = memref.load %[[SRC]][%[[EDGE]]]
+// CHECK: %[[SI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[S]]
+// CHECK: scf.for %[[F:[-a-zA-Z0-9_]+]] = %[[LANE]] to %c64 step %c32 {
+// CHECK: %[[V:[-a-zA-Z0-9_]+]] = memref.load %[[Z]][%[[EDGE]], %[[F]]]
+// CHECK: memref.atomic_rmw addf %[[V]], %[[OUT]][%[[SI]], %[[F]]]
+// CHECK-NOT: nvvm.bar.warp.sync
+func.func @into_src(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                    %z: memref<?x64xf32>, %out: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%z : memref<?x64xf32> as edge) outs(%out : memref<?x64xf32> as src) {
+  ^bb0(%e: index, %rz: index, %ro: index):
+    scf.for %f = %c0 to %c64 step %c1 {
+      %v = memref.load %z[%rz, %f] : memref<?x64xf32>
+      htmpl.accumulate add %v, %out[%ro, %f] : f32, memref<?x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// Accumulations into the edge type's row (type_sum, the gradient of a
+// per-type vector): edges are sorted by type, so the warp gathers them in
+// its shared row and flushes it when the type changes (keyed by etype[e]).
+// CHECK-LABEL: func.func @into_etype
+// CHECK-SAME: (%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %[[ETY:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[Z:[-a-zA-Z0-9_]+]]: memref<?x64xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x64xf32>)
+// CHECK: gpu.launch {{.*}} workgroup(%[[BUF:[-a-zA-Z0-9_]+]] : memref<512xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[LAST:[-a-zA-Z0-9_]+]] = scf.for %[[EDGE:[-a-zA-Z0-9_]+]] = %{{.*}} to %{{.*}} step %c1 iter_args(%[[CUR:[-a-zA-Z0-9_]+]] = %c-1) -> (index) {
+// CHECK: %[[T:[-a-zA-Z0-9_]+]] = memref.load %[[ETY]][%[[EDGE]]]
+// CHECK: %[[TI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[T]]
+// CHECK: arith.cmpi ne, %[[TI]], %[[CUR]] : index
+// CHECK: scf.if
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]][%[[CUR]], %{{.*}}]
+// CHECK: memref.load %[[Z]][%[[EDGE]], %{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[BUF]]
+// CHECK: scf.yield %[[TI]] : index
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]][%[[LAST]], %{{.*}}]
+func.func @into_etype(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                    %z: memref<?x64xf32>, %out: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%z : memref<?x64xf32> as edge) outs(%out : memref<?x64xf32> as etype) {
+  ^bb0(%e: index, %rz: index, %ro: index):
+    scf.for %f = %c0 to %c64 step %c1 {
+      %v = memref.load %z[%rz, %f] : memref<?x64xf32>
+      htmpl.accumulate add %v, %out[%ro, %f] : f32, memref<?x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A scalar body into the edge type's row: one edge per thread, lanes of one
+// type combined by the segmented warp reduction keyed by etype[e].
+// CHECK-LABEL: func.func @scalar_etype
+// CHECK-SAME: (%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %[[ETY:[-a-zA-Z0-9_]+]]: memref<?xi32>, %{{.*}}: memref<?x1xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x1xf32>)
+// CHECK: %[[R:[-a-zA-Z0-9_]+]]:2 = scf.if %{{.*}} -> (f32, index) {
+// CHECK: %[[T:[-a-zA-Z0-9_]+]] = memref.load %[[ETY]]
+// CHECK: %[[TI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[T]]
+// CHECK: scf.yield %{{.*}}, %[[TI]] : f32, index
+// CHECK: %[[KEY:[-a-zA-Z0-9_]+]] = arith.index_cast %[[R]]#1 : index to i32
+// CHECK: gpu.shuffle up %[[KEY]], %c1_i32, %c32_i32 : i32
+// CHECK: gpu.shuffle down %[[KEY]], %c1_i32, %c32_i32 : i32
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]][%[[R]]#1, %c0]
+func.func @scalar_etype(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                        %s: memref<?x1xf32>, %out: memref<?x1xf32>) {
+  %c0 = arith.constant 0 : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%s : memref<?x1xf32> as edge) outs(%out : memref<?x1xf32> as etype) {
+  ^bb0(%e: index, %rs: index, %ro: index):
+    %x = memref.load %s[%rs, %c0] : memref<?x1xf32>
+    htmpl.accumulate add %x, %out[%ro, %c0] : f32, memref<?x1xf32>
+  }
+  return
+}
+
+// -----
+
+// A scalar body into the source row: plain atomics, no warp reduction.
+// CHECK-LABEL: func.func @scalar_src
+// CHECK-SAME: (%[[SRC:[-a-zA-Z0-9_]+]]: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?x1xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x1xf32>)
+// CHECK-NOT: gpu.shuffle
+// CHECK: %[[S:[-a-zA-Z0-9_]+]] = memref.load %[[SRC]]
+// CHECK: %[[SI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[S]]
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]][%[[SI]], %c0]
+// CHECK-NOT: gpu.shuffle
+// CHECK: gpu.terminator
+func.func @scalar_src(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                        %s: memref<?x1xf32>, %out: memref<?x1xf32>) {
+  %c0 = arith.constant 0 : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%s : memref<?x1xf32> as edge) outs(%out : memref<?x1xf32> as src) {
+  ^bb0(%e: index, %rs: index, %ro: index):
+    %x = memref.load %s[%rs, %c0] : memref<?x1xf32>
+    htmpl.accumulate add %x, %out[%ro, %c0] : f32, memref<?x1xf32>
+  }
+  return
+}
+
+// -----
+
+// One receiving row per traversal: the destination (first) is reduced
+// across the warp, the edge type's row gets plain atomics in the body.
+// CHECK-LABEL: func.func @dst_and_etype
+// CHECK-SAME: %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x1xf32>, %[[W:[-a-zA-Z0-9_]+]]: memref<?x1xf32>)
+// CHECK: %[[R:[-a-zA-Z0-9_]+]]:2 = scf.if %{{.*}} -> (f32, index) {
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[W]]
+// CHECK: } else {
+// CHECK: gpu.shuffle up
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]][%[[R]]#1, %c0]
+func.func @dst_and_etype(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                        %s: memref<?x1xf32>, %out: memref<?x1xf32>, %w: memref<?x1xf32>) {
+  %c0 = arith.constant 0 : index
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%s : memref<?x1xf32> as edge) outs(%out : memref<?x1xf32> as dst, %w : memref<?x1xf32> as etype) {
+  ^bb0(%e: index, %rs: index, %ro: index, %rw: index):
+    %x = memref.load %s[%rs, %c0] : memref<?x1xf32>
+    htmpl.accumulate add %x, %out[%ro, %c0] : f32, memref<?x1xf32>
+    htmpl.accumulate add %x, %w[%rw, %c0] : f32, memref<?x1xf32>
+  }
+  return
+}
