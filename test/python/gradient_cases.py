@@ -343,6 +343,32 @@ def leaky_relu_grad(width, heads, alpha):
     return Case(name, ir, reference)
 
 
+def weight_sums(width):
+    """Sums of weights (a weight used twice): gradient GEMMs accumulate into
+    the result, zeros add nothing, other weights are copied and added."""
+    name = f"weight_sum_{width}"
+    w = weight("edge", width, 4)
+    body = (f"  %g1 = hgraph.weight_grad %h from src, %dz : {node(width)}, {edge(4)} -> {w}\n"
+            f"  %g2 = hgraph.weight_grad %h from dst, %dq : {node(width)}, {edge(4)} -> {w}\n"
+            f"  %s = hgraph.add %g1, %g2 : {w}\n"
+            f"  %z = hgraph.zeros : {w}\n"
+            f"  %t = hgraph.add %s, %z : {w}\n"
+            f"  %u = hgraph.add %t, %W : {w}\n"
+            f"  %v = hgraph.add %W, %W : {w}\n"
+            f"  %zz = hgraph.add %z, %z : {w}\n")
+    ir = _func(name, [("h", node(width)), ("dz", edge(4)), ("dq", edge(4)), ("W", w)],
+               [("u", w), ("v", w), ("zz", w)], body)
+
+    def reference(v, g):
+        r = len(g["etype_offsets"]) - 1
+        g1 = outer_sum(v["h"][g["edge_src"]], v["dz"], g["edge_type"], r, (width, 4))
+        g2 = outer_sum(v["h"][g["edge_dst"]], v["dq"], g["edge_type"], r, (width, 4))
+        W = f64(v["W"])
+        return {"u": g1 + g2 + W, "v": 2 * W, "zz": np.zeros_like(W)}
+
+    return Case(name, ir, reference)
+
+
 def cases():
     """Every case, over several widths and head counts."""
     out = []
@@ -369,6 +395,7 @@ def cases():
     out += [zeros(8), zeros(32), degree_norm(8), degree_norm(1)]
     out += [slices(16, 1, 3, 5), slices(32, 4, 2, 4), equal(16)]
     out += [leaky_relu_grad(16, 1, 0.2), leaky_relu_grad(8, 2, 0.0)]
+    out += [weight_sums(8), weight_sums(32)]
     return out
 
 

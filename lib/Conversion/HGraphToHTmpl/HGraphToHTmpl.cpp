@@ -113,6 +113,16 @@ struct Sink {
   int64_t offset = 0;
 };
 
+/// True for a weight-typed op whose only use is a sum of weights: the sum
+/// writes its value (lowerWeightAdd).
+bool isWeightTerm(Operation *op) {
+  if (op->getNumResults() != 1 ||
+      !isa<hg::WeightType>(op->getResult(0).getType()) || !op->hasOneUse())
+    return false;
+  auto user = dyn_cast<hg::AddOp>(*op->getUsers().begin());
+  return user && isa<hg::WeightType>(user.getType());
+}
+
 bool isCompact(Operation *op) {
   auto attr = op->getAttrOfType<hg::MaterializationAttr>(
       hg::HGraphDialect::getMaterializationAttrName());
@@ -162,6 +172,9 @@ private:
   LogicalResult lower(Operation *op);
   LogicalResult lowerTypedLinear(hg::TypedLinearOp op);
   LogicalResult lowerWeightGrad(hg::WeightGradOp op);
+  LogicalResult weightGradGemm(hg::WeightGradOp op, Value out,
+                               bool accumulate);
+  LogicalResult lowerWeightAdd(hg::AddOp op);
   LogicalResult lowerTypeSum(hg::TypeSumOp op);
   LogicalResult lowerAggregate(hg::AggregateOp op);
   static hg::TypedLinearOp scatteredLinear(hg::AggregateOp op);
@@ -183,7 +196,7 @@ private:
                          ArrayRef<Leaf> extraInputs, ArrayRef<Sink> sinks,
                          int64_t heads, int64_t headWidth, Compute compute);
   void fill(Value memref, double value);
-  void fillWeight(Value memref, Value source);
+  void fillWeight(Value memref, Value source, bool add = false);
   LogicalResult unreadable(Value value);
 
   hg::FuncOp source;
@@ -331,12 +344,9 @@ LogicalResult FunctionLowering::createEntryPoint() {
   StringRef kind = "inference", primal = source.getSymName();
   if (auto text = source->getAttrOfType<StringAttr>("hgraph.kind"))
     kind = text.getValue();
-  if (Attribute attr = source->getAttr("hgraph.primal")) {
-    if (auto symbol = dyn_cast<FlatSymbolRefAttr>(attr))
-      primal = symbol.getValue();
-    else if (auto text = dyn_cast<StringAttr>(attr))
-      primal = text.getValue();
-  }
+  if (auto text = source->getAttrOfType<StringAttr>("hgraph.primal");
+      text && !text.empty())
+    primal = text.getValue();
 
   builder.setInsertionPoint(source);
   target = func::FuncOp::create(builder, loc, source.getSymName(),
@@ -693,11 +703,11 @@ void FunctionLowering::fill(Value memref, double value) {
                  });
 }
 
-/// Copies the weight buffer `source` into `memref`, or zero-fills it when
-/// `source` is null: a node-domain traversal over the leading dimension
-/// (types, or the first slice dimension of a single weight) with plain
-/// loops over the others.
-void FunctionLowering::fillWeight(Value memref, Value source) {
+/// Copies the weight buffer `source` into `memref` (adds it with `add`), or
+/// zero-fills `memref` when `source` is null: a node-domain traversal over
+/// the leading dimension (types, or the first slice dimension of a single
+/// weight) with plain loops over the others.
+void FunctionLowering::fillWeight(Value memref, Value source, bool add) {
   auto type = cast<MemRefType>(memref.getType());
   MLIRContext *ctx = builder.getContext();
   SmallVector<Value> inputs;
@@ -726,6 +736,9 @@ void FunctionLowering::fillWeight(Value memref, Value source) {
                  : arith::ConstantOp::create(
                        b, loc, b.getFloatAttr(type.getElementType(), 0.0))
                        .getResult();
+      if (add)
+        value = arith::AddFOp::create(
+            b, loc, memref::LoadOp::create(b, loc, memref, indices), value);
       memref::StoreOp::create(b, loc, value, memref, indices);
       return;
     }
@@ -847,6 +860,15 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
 /// node rows in node-type order for node-typed weights, edge rows in
 /// edge-type order for edge-typed ones, every row for a single weight.
 LogicalResult FunctionLowering::lowerWeightGrad(hg::WeightGradOp op) {
+  if (isWeightTerm(op))
+    return success(); // lowered by the sum it feeds (lowerWeightAdd)
+  return weightGradGemm(op, weightDestination(op.getResult()),
+                        /*accumulate=*/false);
+}
+
+/// The GEMM of `op` into `out`, overwriting it or adding to it.
+LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
+                                               bool accumulate) {
   auto weightType = cast<hg::WeightType>(op.getType());
   hg::Endpoint from = op.getFrom();
   Value x, xRows, dy, dyRows, segments;
@@ -881,9 +903,46 @@ LogicalResult FunctionLowering::lowerWeightGrad(hg::WeightGradOp op) {
     if (weightType.getIndex() == hg::WeightIndex::EdgeType)
       segments = graph(EtypeOffsets);
   }
-  Value out = weightDestination(op.getResult());
   ht::GemmOp::create(builder, loc, x, dy, out, xRows, dyRows, Value(),
-                     segments, Value(), /*transpose_lhs=*/true);
+                     segments, Value(), /*transpose_lhs=*/true,
+                     /*transpose_rhs=*/false, accumulate);
+  return success();
+}
+
+/// A sum of weights (autodiff adds the gradient contributions of a weight
+/// used several times): every term goes into the result buffer in turn.
+/// Weight gradients and nested sums used only by the sum are not stored on
+/// their own: their GEMMs write, then accumulate into, the result; zeros add
+/// nothing; other weights are copied, then added.
+LogicalResult FunctionLowering::lowerWeightAdd(hg::AddOp op) {
+  if (isWeightTerm(op))
+    return success(); // part of the enclosing sum
+  SmallVector<Value> terms, work{op.getRhs(), op.getLhs()};
+  while (!work.empty()) {
+    Value term = work.pop_back_val();
+    auto nested = term.getDefiningOp<hg::AddOp>();
+    if (nested && isWeightTerm(nested)) {
+      work.append({nested.getRhs(), nested.getLhs()});
+      continue;
+    }
+    if (!term.getDefiningOp<hg::ZerosOp>())
+      terms.push_back(term);
+  }
+  Value out = weightDestination(op.getResult());
+  if (terms.empty())
+    fillWeight(out, Value());
+  for (auto [index, term] : llvm::enumerate(terms)) {
+    auto grad = term.getDefiningOp<hg::WeightGradOp>();
+    if (grad && isWeightTerm(grad)) {
+      if (failed(weightGradGemm(grad, out, /*accumulate=*/index > 0)))
+        return failure();
+      continue;
+    }
+    Value buffer;
+    if (failed(weightBuffer(op, term, buffer)))
+      return failure();
+    fillWeight(out, buffer, /*add=*/index > 0);
+  }
   return success();
 }
 
@@ -1125,10 +1184,19 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       .Case([&](hg::ConcatOp concat) { return lowerConcat(concat); })
       .Case([&](hg::WeightGradOp grad) { return lowerWeightGrad(grad); })
       .Case([&](hg::TypeSumOp sum) { return lowerTypeSum(sum); })
+      .Case([&](hg::AddOp add) {
+        // Sums of rows are row-wise.
+        return isa<hg::WeightType>(add.getType()) ? lowerWeightAdd(add)
+                                                  : success();
+      })
       .Case([&](hg::ZerosOp zeros) {
-        // Weights of zeros are filled (feature values are row-wise).
+        // Weights of zeros are filled, unless only sums read them (they add
+        // nothing there); feature values are row-wise.
         Value buffer;
-        if (isa<hg::WeightType>(zeros.getType()) && !zeros->use_empty())
+        bool onlySummed = llvm::all_of(zeros->getUsers(), [](Operation *user) {
+          return isa<hg::AddOp>(user);
+        });
+        if (isa<hg::WeightType>(zeros.getType()) && !onlySummed)
           return weightBuffer(zeros, zeros.getResult(), buffer);
         return success();
       })

@@ -17,8 +17,9 @@ using htmpl::AccessScheme;
 namespace {
 /// Ops evaluated row by row inside a consuming traversal.
 bool isRowWise(Operation *op) {
-  if (auto zeros = dyn_cast<hg::ZerosOp>(op))
-    return isa<hg::FeatureType>(zeros.getType());
+  // zeros and add also make weights, which are not rows.
+  if (isa<hg::ZerosOp, hg::AddOp>(op))
+    return isa<hg::FeatureType>(op->getResult(0).getType());
   return isa<hg::DotOp, hg::ScaleOp, hg::ConstScaleOp, hg::AddOp, hg::SubOp,
              hg::MulOp, hg::DivOp, hg::ExpOp, hg::ReluOp, hg::TanhOp,
              hg::SigmoidOp, hg::NegOp, hg::LeakyReluOp, hg::SliceOp,

@@ -40,22 +40,22 @@ hgraph.func @compact_result(%g: !hgraph.graph, %h: !hgraph.node<8xf32>)
 
 // -----
 
-// expected-error @+1 {{'hgraph.kind' must be "inference", "training_forward" or "training_backward", got "backward"}}
+// expected-error @+1 {{'hgraph.kind' must be inference, training_forward or training_backward, got 'backward'}}
 hgraph.func @kind(%g: !hgraph.graph) attributes {hgraph.kind = "backward"} {
   hgraph.return
 }
 
 // -----
 
-// expected-error @+1 {{'hgraph.primal' must name a function, got ""}}
-hgraph.func @primal(%g: !hgraph.graph) attributes {hgraph.primal = ""} {
+// expected-error @+1 {{'hgraph.primal' must be a string on an hgraph.func}}
+hgraph.func @primal(%g: !hgraph.graph) attributes {hgraph.primal = @kind} {
   hgraph.return
 }
 
 // -----
 
 hgraph.func @kind_on_op(%g: !hgraph.graph, %h: !hgraph.node<8xf32>) {
-  // expected-error @+1 {{'hgraph.kind' applies only to an hgraph.func}}
+  // expected-error @+1 {{'hgraph.kind' must be a string on an hgraph.func}}
   %0 = hgraph.relu %h {hgraph.kind = "inference"} : !hgraph.node<8xf32>
   hgraph.return
 }

@@ -176,6 +176,39 @@ hgraph.func @row_ops(%g: !hgraph.graph, %dy: !hgraph.edge<8xf32, heads = 2>, %x:
 
 // -----
 
+// A sum of weights (autodiff's sum of the contributions of a weight used
+// twice): the two gradient GEMMs write, then accumulate into, the output;
+// zeros add nothing; a weight argument is added by a traversal; a sum of
+// zeros is a fill.
+
+// CHECK-LABEL: func.func @weight_sum
+// CHECK-SAME: %[[W:[^:]*]]: memref<?x8x4xf32> {hector.arg = {name = "arg4"
+// CHECK-SAME: %[[U:[^:]*]]: memref<?x8x4xf32> {hector.arg = {name = "result0"
+// CHECK-SAME: %[[ZZ:[^:]*]]: memref<?x8x4xf32> {hector.arg = {name = "result1"
+// CHECK-NOT: memref.alloc
+// CHECK: htmpl.gemm lhs({{.*}}) rhs({{.*}}) out(%[[U]] : memref<?x8x4xf32>) segments({{.*}}) {transpose_lhs}
+// CHECK: htmpl.gemm lhs({{.*}}) rhs({{.*}}) out(%[[U]] : memref<?x8x4xf32>) segments({{.*}}) {accumulate, transpose_lhs}
+// CHECK: htmpl.traversal nodes ins(%[[W]] : memref<?x8x4xf32> as node) outs(%[[U]] : memref<?x8x4xf32> as node)
+// CHECK: %[[A:.*]] = memref.load %[[W]]
+// CHECK: %[[B:.*]] = memref.load %[[U]]
+// CHECK: %[[SUM:.*]] = arith.addf %[[B]], %[[A]]
+// CHECK: memref.store %[[SUM]], %[[U]]
+// CHECK: htmpl.traversal nodes outs(%[[ZZ]] : memref<?x8x4xf32> as node)
+// CHECK-NOT: htmpl.
+hgraph.func @weight_sum(%g: !hgraph.graph, %h: !hgraph.node<8xf32>, %dz: !hgraph.edge<4xf32>, %dq: !hgraph.edge<4xf32>,
+    %W: !hgraph.weight<edge, 8x4xf32>) -> (!hgraph.weight<edge, 8x4xf32>, !hgraph.weight<edge, 8x4xf32>) {
+  %g1 = hgraph.weight_grad %h from src, %dz : !hgraph.node<8xf32>, !hgraph.edge<4xf32> -> !hgraph.weight<edge, 8x4xf32>
+  %g2 = hgraph.weight_grad %h from dst, %dq : !hgraph.node<8xf32>, !hgraph.edge<4xf32> -> !hgraph.weight<edge, 8x4xf32>
+  %s = hgraph.add %g1, %g2 : !hgraph.weight<edge, 8x4xf32>
+  %z = hgraph.zeros : !hgraph.weight<edge, 8x4xf32>
+  %t = hgraph.add %s, %z : !hgraph.weight<edge, 8x4xf32>
+  %u = hgraph.add %t, %W : !hgraph.weight<edge, 8x4xf32>
+  %zz = hgraph.add %z, %z : !hgraph.weight<edge, 8x4xf32>
+  hgraph.return %u, %zz : !hgraph.weight<edge, 8x4xf32>, !hgraph.weight<edge, 8x4xf32>
+}
+
+// -----
+
 // The training ABI: roles and names from `hgraph.role` / `hgraph.name` on
 // arguments and results, kind and primal on the entry, compact rows ("P")
 // for a saved value and a compact argument read through compact_map, a
