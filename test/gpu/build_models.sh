@@ -35,4 +35,6 @@ python3 "$root/examples/generate.py" rgat --width 64 --heads 4 > "$out/example/r
 
 # The kernels of htmpl-to-gpu on their own (test/gpu/test_htmpl_gpu.py).
 PYTHONPATH="$root/python" /usr/bin/python3 "$root/test/gpu/test_htmpl_gpu.py" --build "$out/htmpl"
+# The gradient ops and training entries (test/gpu/test_gradient_ops_gpu.py).
+HECTOR_BUILD_DIR="$build" /usr/bin/python3 "$root/test/gpu/test_gradient_ops_gpu.py" --build "$out/gradients"
 echo "build_models: wrote $(ls "$out"/*.so | grep -vc runtime) model libraries to $out"

@@ -22,6 +22,11 @@ HECTOR_HTMPL_GPU_DIR="$models/htmpl" python3 -m pytest -q -p no:cacheprovider \
   test/gpu/test_htmpl_gpu.py > "$out/htmpl_gpu.log" 2>&1
 echo "htmpl-to-gpu kernels: $(tail -1 "$out/htmpl_gpu.log")"
 
+# The gradient ops and training entries vs float64 torch.
+HECTOR_GRADIENT_GPU_DIR="$models/gradients" python3 -m pytest -q -p no:cacheprovider \
+  test/gpu/test_gradient_ops_gpu.py > "$out/gradient_ops_gpu.log" 2>&1
+echo "gradient ops: $(tail -1 "$out/gradient_ops_gpu.log")"
+
 # The C++ example: the same graph and seed on the GPU and the CPU.
 python3 - "$out/graph.txt" <<'PY'
 import sys, numpy as np

@@ -61,9 +61,53 @@ def _func(name, args, results, body, attrs=""):
 
 
 # ---- reference helpers (float64) ---------------------------------------------
+#
+# The references are written once against a small array API `o`: NUMPY here
+# (the CPU tests), torch on the GPU (test/gpu/test_gradient_ops_gpu.py). They
+# get float64 inputs `v` and integer graph arrays `g` of that API.
 
-def f64(x):
-    return np.asarray(x, np.float64)
+class NumpyOps:
+    """The array operations the references use, in NumPy."""
+
+    def f64(self, x):
+        return np.asarray(x, np.float64)
+
+    def ids(self, x):
+        return np.asarray(x, np.int64)
+
+    def zeros(self, *shape):
+        return np.zeros(shape)
+
+    def einsum(self, spec, *operands):
+        return np.einsum(spec, *operands)
+
+    def index_add(self, out, index, values):
+        np.add.at(out, index, values)
+        return out
+
+    def where(self, cond, a, b):
+        return np.where(cond, a, b)
+
+    def indicator(self, cond):
+        return cond.astype(np.float64)
+
+    def total(self, x):
+        return x.sum(axis=0)
+
+    def arange(self, n):
+        return np.arange(n)
+
+    def repeat(self, values, counts):
+        return np.repeat(values, counts)
+
+    def diff(self, x):
+        return np.diff(x)
+
+    def bincount(self, x, n):
+        return np.bincount(x, minlength=n).astype(np.float64)
+
+
+NUMPY = NumpyOps()
 
 
 def sizes(g):
@@ -71,45 +115,43 @@ def sizes(g):
             len(g["ntype_offsets"]) - 1)
 
 
-def linear_rows(x, w, types, transpose=False):
+def linear_rows(o, x, w, types, transpose=False):
     """Row i times slice w[types[i]] (types None: one slice), per head for
     rank-3 slices, transposed on request."""
-    x, w = f64(x), f64(w)
-    if types is None:
-        w = np.broadcast_to(w, (len(x),) + w.shape)
-    else:
+    rows = len(x)
+    if types is not None:
         w = w[types]
-    if w.ndim == 3:  # [rows, in, out]
-        return np.einsum("ri,rio->ro", x, w) if not transpose else np.einsum("ro,rio->ri", x, w)
-    rows, heads, a, b = w.shape  # per-head blocks [rows, H, a, b]
+    each = "r" if types is not None else ""
+    if w.ndim == (3 if types is not None else 2):  # [rows?, in, out]
+        spec = f"ri,{each}io->ro" if not transpose else f"ro,{each}io->ri"
+        return o.einsum(spec, x, w)
+    heads, a, b = w.shape[-3:]  # per-head blocks [rows?, H, a, b]
     if not transpose:
-        return np.einsum("rha,rhab->rhb", x.reshape(rows, heads, a), w).reshape(rows, heads * b)
-    return np.einsum("rhb,rhab->rha", x.reshape(rows, heads, b), w).reshape(rows, heads * a)
+        y = o.einsum(f"rha,{each}hab->rhb", x.reshape(rows, heads, a), w)
+        return y.reshape(rows, heads * b)
+    y = o.einsum(f"rhb,{each}hab->rha", x.reshape(rows, heads, b), w)
+    return y.reshape(rows, heads * a)
 
 
-def segment_sum(values, index, count):
-    out = np.zeros((count,) + values.shape[1:])
-    np.add.at(out, index, f64(values))
-    return out
+def segment_sum(o, values, index, count):
+    return o.index_add(o.zeros(count, *values.shape[1:]), index, values)
 
 
-def outer_sum(x, dy, types, count, slice_shape_):
+def outer_sum(o, x, dy, types, count, slice_shape_):
     """Σ_{rows i of type k} x_iᵀ ⊗ dy_i into [count, *slice] (types None: one slice)."""
-    x, dy = f64(x), f64(dy)
     if len(slice_shape_) == 2:
-        prods = np.einsum("ri,ro->rio", x, dy)
+        prods = o.einsum("ri,ro->rio", x, dy)
     else:
         heads, a, b = slice_shape_
-        prods = np.einsum("rha,rhb->rhab", x.reshape(len(x), heads, a),
-                          dy.reshape(len(dy), heads, b))
+        prods = o.einsum("rha,rhb->rhab", x.reshape(len(x), heads, a),
+                         dy.reshape(len(dy), heads, b))
     if types is None:
-        return prods.sum(axis=0)
-    return segment_sum(prods, types, count)
+        return o.total(prods)
+    return segment_sum(o, prods, types, count)
 
 
-def in_degree(g):
-    n = len(g["node_type"])
-    return np.bincount(g["edge_dst"], minlength=n).astype(np.float64)
+def in_degree(o, g):
+    return o.bincount(g["edge_dst"], len(g["node_type"]))
 
 
 # ---- the cases -------------------------------------------------------------------
@@ -124,7 +166,7 @@ def typed_linear_transpose(from_, index, width_in, width_out, heads):
             f"{weight(index, *shape)}, {x_type} -> {y_type}\n")
     ir = _func(name, [("x", x_type), ("W", weight(index, *shape))], [("y", y_type)], body)
 
-    def reference(v, g):
+    def reference(v, g, o):
         x = v["x"]
         rows = {"node": None, "src": g["edge_src"], "dst": g["edge_dst"], "edge": None}[from_]
         if rows is not None:
@@ -134,9 +176,9 @@ def typed_linear_transpose(from_, index, width_in, width_out, heads):
         elif index == "edge":
             types = g["edge_type"]
         else:
-            nodes = np.arange(len(g["node_type"])) if rows is None else rows
+            nodes = o.arange(len(g["node_type"])) if rows is None else rows
             types = g["node_type"][nodes]
-        return {"y": linear_rows(x, v["W"], types, transpose=True)}
+        return {"y": linear_rows(o, x, v["W"], types, transpose=True)}
 
     return Case(name, ir, reference)
 
@@ -151,11 +193,11 @@ def aggregate_to_src(width, heads):
     ir = _func(name, [("x", edge(width, heads)), ("h", node(width, heads))],
                [("a", node(width, heads)), ("b", node(width, heads))], body)
 
-    def reference(v, g):
+    def reference(v, g, o):
         n = len(g["node_type"])
-        x = f64(v["x"])
-        return {"a": segment_sum(x, g["edge_src"], n),
-                "b": segment_sum(x * f64(v["h"])[g["edge_dst"]], g["edge_src"], n)}
+        x = v["x"]
+        return {"a": segment_sum(o, x, g["edge_src"], n),
+                "b": segment_sum(o, x * v["h"][g["edge_dst"]], g["edge_src"], n)}
 
     return Case(name, ir, reference)
 
@@ -172,10 +214,10 @@ def scatter_to_src(index, width_in, width_out, heads):
     ir = _func(name, [("dz", edge(width_out, heads)), ("W", weight(index, *shape))],
                [("dh", node(width_in, heads))], body)
 
-    def reference(v, g):
+    def reference(v, g, o):
         types = g["edge_type"] if index == "edge" else None
-        rows = linear_rows(v["dz"], v["W"], types, transpose=True)
-        return {"dh": segment_sum(rows, g["edge_src"], len(g["node_type"]))}
+        rows = linear_rows(o, v["dz"], v["W"], types, transpose=True)
+        return {"dh": segment_sum(o, rows, g["edge_src"], len(g["node_type"]))}
 
     return Case(name, ir, reference)
 
@@ -190,7 +232,7 @@ def weight_grad(from_, index, width_in, width_out, heads):
             f"{weight(index, *shape)}\n")
     ir = _func(name, [("x", x_type), ("dy", dy_type)], [("dW", weight(index, *shape))], body)
 
-    def reference(v, g):
+    def reference(v, g, o):
         n, e, r, t = sizes(g)
         x = v["x"]
         if from_ in ("src", "dst"):
@@ -200,7 +242,7 @@ def weight_grad(from_, index, width_in, width_out, heads):
             types, count = g["edge_type"], r
         elif index == "node":
             types, count = g["node_type"], t
-        return {"dW": outer_sum(x, v["dy"], types, count, shape)}
+        return {"dW": outer_sum(o, x, v["dy"], types, count, shape)}
 
     return Case(name, ir, reference)
 
@@ -216,11 +258,11 @@ def weight_grad_compact(from_, width):
             f"  %dW = hgraph.weight_grad %x from {from_}, %dz : {node(width)}, {edge(width)} -> {w}\n")
     ir = _func(name, [("x", node(width)), ("V", w)], [("dW", w)], body)
 
-    def reference(v, g):
+    def reference(v, g, o):
         r = len(g["etype_offsets"]) - 1
-        dz = linear_rows(v["x"][g["edge_src"]], v["V"], g["edge_type"])
+        dz = linear_rows(o, v["x"][g["edge_src"]], v["V"], g["edge_type"])
         x = v["x"][g["edge_src" if from_ == "src" else "edge_dst"]]
-        return {"dW": outer_sum(x, dz, g["edge_type"], r, (width, width))}
+        return {"dW": outer_sum(o, x, dz, g["edge_type"], r, (width, width))}
 
     return Case(name, ir, reference)
 
@@ -233,13 +275,13 @@ def type_sum(index, domain, width, heads):
             f"  %w = hgraph.type_sum %y : {x_type} -> {weight(index, width)}\n")
     ir = _func(name, [("x", x_type)], [("w", weight(index, width))], body)
 
-    def reference(v, g):
+    def reference(v, g, o):
         n, e, r, t = sizes(g)
-        x = 2.0 * f64(v["x"])
+        x = 2.0 * v["x"]
         if index == "single":
-            return {"w": x.sum(axis=0)}
+            return {"w": o.total(x)}
         types = g["edge_type"] if index == "edge" else g["node_type"]
-        return {"w": segment_sum(x, types, r if index == "edge" else t)}
+        return {"w": segment_sum(o, x, types, r if index == "edge" else t)}
 
     return Case(name, ir, reference)
 
@@ -260,12 +302,12 @@ def zeros(width):
                 ("zv", weight("single", width)), ("zp", weight("node", 2, width // 2, 2)),
                 ("zl", edge(4)), ("s", node(width))], body)
 
-    def reference(v, g):
+    def reference(v, g, o):
         n, e, r, t = sizes(g)
-        return {"zn": np.zeros((n, width)), "ze": np.zeros((e, width)),
-                "zw": np.zeros((r, width, 4)), "zv": np.zeros(width),
-                "zp": np.zeros((t, 2, width // 2, 2)), "zl": np.zeros((e, 4)),
-                "s": f64(v["h"])}
+        return {"zn": o.zeros(n, width), "ze": o.zeros(e, width),
+                "zw": o.zeros(r, width, 4), "zv": o.zeros(width),
+                "zp": o.zeros(t, 2, width // 2, 2), "zl": o.zeros(e, 4),
+                "s": v["h"]}
 
     return Case(name, ir, reference)
 
@@ -278,11 +320,11 @@ def degree_norm(width):
             f"  %m = hgraph.aggregate sum %s : {edge(width)} -> {node(width)}\n")
     ir = _func(name, [("x", edge(width))], [("d", edge(1)), ("m", node(width))], body)
 
-    def reference(v, g):
+    def reference(v, g, o):
         n = len(g["node_type"])
-        deg = in_degree(g)
+        deg = in_degree(o, g)
         d = 1.0 / deg[g["edge_dst"]]
-        return {"d": d[:, None], "m": segment_sum(f64(v["x"]) * d[:, None], g["edge_dst"], n)}
+        return {"d": d[:, None], "m": segment_sum(o, v["x"] * d[:, None], g["edge_dst"], n)}
 
     return Case(name, ir, reference)
 
@@ -299,8 +341,8 @@ def slices(width, heads, offset, out_width):
     ir = _func(name, [("x", edge(width, heads)), ("h", node(width, heads))],
                [("s", edge(out_width * heads, heads)), ("y", node(width, heads))], body)
 
-    def reference(v, g):
-        x, h = f64(v["x"]), f64(v["h"])
+    def reference(v, g, o):
+        x, h = v["x"], v["h"]
         s = x.reshape(len(x), heads, hw)[:, :, offset:offset + out_width].reshape(len(x), -1)
         last = h.reshape(len(h), heads, hw)[:, :, hw - 1]
         y = (h.reshape(len(h), heads, hw) * last[:, :, None]).reshape(len(h), -1)
@@ -319,10 +361,10 @@ def equal(width):
             f"  %qe = hgraph.equal %xs, %xd : {edge(width)}\n")
     ir = _func(name, [("x", node(width))], [("q", node(width)), ("qe", edge(width))], body)
 
-    def reference(v, g):
-        x = f64(v["x"])
-        return {"q": (x >= 0).astype(np.float64),
-                "qe": (x[g["edge_src"]] == x[g["edge_dst"]]).astype(np.float64)}
+    def reference(v, g, o):
+        x = v["x"]
+        return {"q": o.indicator(x >= 0),
+                "qe": o.indicator(x[g["edge_src"]] == x[g["edge_dst"]])}
 
     return Case(name, ir, reference)
 
@@ -335,10 +377,10 @@ def leaky_relu_grad(width, heads, alpha):
     ir = _func(name, [("dy", edge(width, heads)), ("x", edge(width, heads))],
                [("d", edge(width, heads)), ("a", node(width, heads))], body)
 
-    def reference(v, g):
-        dy, x = f64(v["dy"]), f64(v["x"])
-        d = np.where(x > 0, dy, alpha * dy)
-        return {"d": d, "a": segment_sum(d, g["edge_dst"], len(g["node_type"]))}
+    def reference(v, g, o):
+        dy, x = v["dy"], v["x"]
+        d = o.where(x > 0, dy, alpha * dy)
+        return {"d": d, "a": segment_sum(o, d, g["edge_dst"], len(g["node_type"]))}
 
     return Case(name, ir, reference)
 
@@ -359,12 +401,12 @@ def weight_sums(width):
     ir = _func(name, [("h", node(width)), ("dz", edge(4)), ("dq", edge(4)), ("W", w)],
                [("u", w), ("v", w), ("zz", w)], body)
 
-    def reference(v, g):
+    def reference(v, g, o):
         r = len(g["etype_offsets"]) - 1
-        g1 = outer_sum(v["h"][g["edge_src"]], v["dz"], g["edge_type"], r, (width, 4))
-        g2 = outer_sum(v["h"][g["edge_dst"]], v["dq"], g["edge_type"], r, (width, 4))
-        W = f64(v["W"])
-        return {"u": g1 + g2 + W, "v": 2 * W, "zz": np.zeros_like(W)}
+        g1 = outer_sum(o, v["h"][g["edge_src"]], v["dz"], g["edge_type"], r, (width, 4))
+        g2 = outer_sum(o, v["h"][g["edge_dst"]], v["dq"], g["edge_type"], r, (width, 4))
+        W = v["W"]
+        return {"u": g1 + g2 + W, "v": 2 * W, "zz": o.zeros(*W.shape)}
 
     return Case(name, ir, reference)
 
@@ -432,17 +474,17 @@ def training_module(width):
     return f + fwd + bwd
 
 
-def training_reference(v, g):
+def training_reference(v, g, o):
     """Forward, saved compact rows, and the gradients of training_module."""
     n = len(g["node_type"])
-    h, W, dout = f64(v["h"]), f64(v["W"]), f64(v["d_result0"])
-    z = linear_rows(h[g["edge_src"]], W, g["edge_type"])
-    out = segment_sum(z, g["edge_dst"], n)
-    pairs = linear_rows(h[g["compact_src"]], W,
-                        np.repeat(np.arange(len(g["compact_offsets"]) - 1),
-                                  np.diff(g["compact_offsets"])))
+    h, W, dout = v["h"], v["W"], v["d_result0"]
+    z = linear_rows(o, h[g["edge_src"]], W, g["edge_type"])
+    out = segment_sum(o, z, g["edge_dst"], n)
+    pairs = linear_rows(o, h[g["compact_src"]], W,
+                        o.repeat(o.arange(len(g["compact_offsets"]) - 1),
+                                 o.diff(g["compact_offsets"])))
     dz = dout[g["edge_dst"]]
-    d_h = segment_sum(linear_rows(dz, W, g["edge_type"], transpose=True), g["edge_src"], n)
-    d_W = outer_sum(h[g["edge_src"]], dz, g["edge_type"], len(g["etype_offsets"]) - 1,
+    d_h = segment_sum(o, linear_rows(o, dz, W, g["edge_type"], transpose=True), g["edge_src"], n)
+    d_W = outer_sum(o, h[g["edge_src"]], dz, g["edge_type"], len(g["etype_offsets"]) - 1,
                     W.shape[1:])
     return {"result0": out, "saved0": pairs, "d_h": d_h, "d_W": d_W, "check": out}
