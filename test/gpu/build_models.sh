@@ -23,6 +23,20 @@ while read -r model width heads; do
   "$build/bin/hectorc" "$out/$name.mlir" --target=cuda -o "$out/tmpl/$name"
 done <<< "$configs"
 
+# Training steps (hectorc --training), the configurations of
+# test/python/test_training_cpu.py, for test/gpu/training_gpu.py.
+mkdir -p "$out/train"
+train_configs="$(PYTHONPATH="$root/test/python:$root/test" /usr/bin/python3 -c '
+from model_cases import TRAINING_CONFIGS
+for model, width, heads in TRAINING_CONFIGS:
+    print(model, width, heads)')"
+while read -r model width heads; do
+  name="lib${model}_${width}_${heads}.so"
+  python3 "$root/examples/generate.py" "$model" --width "$width" --heads "$heads" \
+    > "$out/train/$name.mlir"
+  "$build/bin/hectorc" "$out/train/$name.mlir" --target=cuda --training -o "$out/train/$name"
+done <<< "$train_configs"
+
 # The C++ example and the main job's forward pass, for the GPU machine:
 # run_forward with its runtime, RGCN for the GPU and the CPU, RGAT for the
 # bundled graph (width 64, 4 heads, as examples/forward_debian.py uses).

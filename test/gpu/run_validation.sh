@@ -17,6 +17,11 @@ python3 test/gpu/models_gpu.py --libs "$models/tmpl" --label templates \
   --json "$out/templates.json" > "$out/templates.log" 2>&1
 echo "template kernels: $(tail -1 "$out/templates.log")"
 
+# Training steps: gradients vs torch autograd, the 8 dataset shapes timed.
+python3 test/gpu/training_gpu.py --libs "$models/train" --json "$out/training.json" \
+  > "$out/training.log" 2>&1
+echo "training steps: $(tail -1 "$out/training.log")"
+
 # The GPU templates on their own: every GEMM and traversal form vs torch.
 HECTOR_HTMPL_GPU_DIR="$models/htmpl" python3 -m pytest -q -p no:cacheprovider \
   test/gpu/test_htmpl_gpu.py > "$out/htmpl_gpu.log" 2>&1

@@ -14,6 +14,12 @@ CONFIGS = ([("rgcn", w, 1) for w in WIDTHS]
            + [("hgt", w, h) for w in WIDTHS for h in (1, 4)])
 
 
+# The training tests' matrix (test_training_cpu.py, test/gpu/training_gpu.py):
+# each model at a narrow and the benchmark width, with one and four heads.
+TRAINING_CONFIGS = ([("rgcn", w, 1) for w in (16, 64)]
+                    + [(m, w, h) for m in ("rgat", "hgt") for w in (16, 64) for h in (1, 4)])
+
+
 def library_name(model, width, heads):
     return f"lib{model}_{width}_{heads}.so"
 
