@@ -280,15 +280,18 @@ HECTOR_LIBS = None
 
 
 class HectorRunner(Runner):
-    """The layer compiled by hectorc (lib<model>_<width>_<heads>.so), fed with
-    the graph arrays built on the device (hector.graph.preprocess)."""
+    """The layer compiled by `hectorc --training` (lib<model>_<width>_<heads>.so),
+    fed with the graph arrays built on the device (hector.graph.preprocess).
+
+    Inference calls the `<model>` entry point. A training step calls
+    `<model>_fwd` (result and saved tensors), takes the NLL loss and its
+    gradient in torch like the other contenders, then `<model>_bwd` (the
+    gradients of the input and of every weight)."""
 
     own_keys = ("hector_graph",)
 
     def __init__(self, case, shared):
         super().__init__(case, shared)
-        if case.mode != "inference":
-            raise Skip("Hector's training entry points are not built yet (autodiff)")
         import os
 
         from hector import compiled as hector_compiled, graph as hector_graph
@@ -296,13 +299,29 @@ class HectorRunner(Runner):
         if not HECTOR_LIBS or not os.path.exists(path):
             raise Skip(f"no compiled library {path} (bench/layers.py --hector-libs)")
         self.library = hector_compiled.load(path)
-        self.entry = self.library[case.model]
+        training = case.mode == "training"
+        name = f"{case.model}_fwd" if training else case.model
+        try:
+            self.entry = self.library[name]
+            self.backward = self.library[f"{case.model}_bwd"] if training else None
+        except (KeyError, AttributeError) as err:
+            raise Skip(f"{path} has no entry point {name} (build it with --training)") from err
         g = case.graph
         pre = shared.get("hector_graph", lambda: hector_graph.preprocess(
             g.node_type, g.src, g.dst, g.etype, g.num_node_types, g.num_edge_types,
             device=case.device))
-        self.out = torch.empty(case.h.shape[0], case.width, device=case.device)
-        values = dict(pre.arrays(), h=case.h, result0=self.out, **case.params)
+        arrays = pre.arrays()
+        sizes = {"N": case.h.shape[0], "E": len(g.src), "R": g.num_edge_types,
+                 "T": g.num_node_types, "P": int(arrays["compact_src"].shape[0])}
+        values = dict(arrays, h=case.h, **case.params)
+        for entry in filter(None, (self.entry, self.backward)):
+            for a in entry.arguments:
+                if a.role in ("output", "saved", "grad") and a.name not in values:
+                    values[a.name] = torch.empty(
+                        [sizes[s] if isinstance(s, str) else s for s in a.shape],
+                        device=case.device)
+        self.out = values["result0"]
+        self.values = values
         self.args = {a.name: values[a.name] for a in self.entry.arguments}
         self.library.peak_temporary_bytes(reset=True)
         self.first = True
@@ -315,7 +334,12 @@ class HectorRunner(Runner):
         return self.out
 
     def train_step(self):
-        raise Skip("Hector's training entry points are not built yet (autodiff)")
+        self.forward()
+        out = self.out.detach().requires_grad_(True)
+        mt.nll_loss(out, self.case.labels).backward()
+        self.values["d_result0"] = out.grad
+        self.backward(**{a.name: self.values[a.name] for a in self.backward.arguments},
+                      synchronize=False)
 
     def extra_peak_bytes(self):
         """Temporaries the library allocates itself (torch does not see them)."""

@@ -3,7 +3,8 @@
 # target into one directory (default build/gpu-models), since the GPU
 # machines have no compiler: the tiled/warp-reduced kernels of htmpl-to-gpu
 # (the default, tmpl/lib*.so) and the simple loop kernels of htmpl-to-loops
-# (--gpu-templates=false, lib*.so).
+# (--gpu-templates=false, lib*.so). The template libraries are built with
+# --training.
 #   test/gpu/build_models.sh [out-dir]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -20,22 +21,10 @@ while read -r model width heads; do
   python3 "$root/examples/generate.py" "$model" --width "$width" --heads "$heads" \
     > "$out/$name.mlir"
   "$build/bin/hectorc" "$out/$name.mlir" --target=cuda --gpu-templates=false -o "$out/$name"
-  "$build/bin/hectorc" "$out/$name.mlir" --target=cuda -o "$out/tmpl/$name"
+  # The template libraries carry the training entry points too
+  # (test/gpu/training_gpu.py, bench/layers.py --modes training).
+  "$build/bin/hectorc" "$out/$name.mlir" --target=cuda --training -o "$out/tmpl/$name"
 done <<< "$configs"
-
-# Training steps (hectorc --training), the configurations of
-# test/python/test_training_cpu.py, for test/gpu/training_gpu.py.
-mkdir -p "$out/train"
-train_configs="$(PYTHONPATH="$root/test/python:$root/test" /usr/bin/python3 -c '
-from model_cases import TRAINING_CONFIGS
-for model, width, heads in TRAINING_CONFIGS:
-    print(model, width, heads)')"
-while read -r model width heads; do
-  name="lib${model}_${width}_${heads}.so"
-  python3 "$root/examples/generate.py" "$model" --width "$width" --heads "$heads" \
-    > "$out/train/$name.mlir"
-  "$build/bin/hectorc" "$out/train/$name.mlir" --target=cuda --training -o "$out/train/$name"
-done <<< "$train_configs"
 
 # The C++ example and the main job's forward pass, for the GPU machine:
 # run_forward with its runtime, RGCN for the GPU and the CPU, RGAT for the

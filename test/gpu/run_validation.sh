@@ -18,7 +18,7 @@ python3 test/gpu/models_gpu.py --libs "$models/tmpl" --label templates \
 echo "template kernels: $(tail -1 "$out/templates.log")"
 
 # Training steps: gradients vs torch autograd, the 8 dataset shapes timed.
-python3 test/gpu/training_gpu.py --libs "$models/train" --json "$out/training.json" \
+python3 test/gpu/training_gpu.py --libs "$models/tmpl" --json "$out/training.json" \
   > "$out/training.log" 2>&1
 echo "training steps: $(tail -1 "$out/training.log")"
 

@@ -2,7 +2,7 @@
 """GPU validation of the compiled training steps (run on an H100/H200).
 
 Runs `<model>_fwd` and `<model>_bwd` of libraries built with
-`hectorc --training --target=cuda` (test/gpu/build_models.sh, `train/`) and
+`hectorc --training --target=cuda` (test/gpu/build_models.sh, `tmpl/`) and
 compares the forward result and the gradient of the input features and of
 every weight with PyTorch autograd on the references of test/reference
 (fp32, TF32 off):
@@ -18,7 +18,7 @@ A case passes when every gradient and the result are finite and within 1e-4
 (normwise relative) of torch's. Out-of-memory is reported as a result.
 Prints a table (last) and writes JSON with --json.
 
-    python3 test/gpu/training_gpu.py --libs build/gpu-models/train
+    python3 test/gpu/training_gpu.py --libs build/gpu-models/tmpl
 """
 
 from __future__ import annotations
