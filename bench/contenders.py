@@ -316,7 +316,7 @@ class HectorRunner(Runner):
         values = dict(arrays, h=case.h, **case.params)
         for entry in filter(None, (self.entry, self.backward)):
             for a in entry.arguments:
-                if a.role in ("output", "saved", "grad") and a.name not in values:
+                if a.is_output and a.name not in values:
                     values[a.name] = torch.empty(
                         [sizes[s] if isinstance(s, str) else s for s in a.shape],
                         device=case.device)

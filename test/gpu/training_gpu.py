@@ -49,7 +49,7 @@ def allocate(entry, sizes, device):
     """Caller-allocated outputs of `entry` (roles output, saved, grad), NaN-filled."""
     return {a.name: torch.full([sizes[s] if isinstance(s, str) else s for s in a.shape],
                                float("nan"), device=device)
-            for a in entry.arguments if a.role in ("output", "saved", "grad")}
+            for a in entry.arguments if a.is_output}
 
 
 def relative_error(actual, expected):
