@@ -9,7 +9,7 @@ types without edges, self-loops, duplicate edges and a giant hub:
     input features and of every weight; each must be within 1e-4 (normwise
     relative) of torch's,
   * every save policy gives the same gradients,
-  * a few SGD steps on a node-classification loss lower it.
+  * 30 SGD steps on a node-classification loss lower it by a fifth.
 """
 
 from __future__ import annotations
@@ -149,7 +149,7 @@ def test_sgd_steps_lower_the_loss(libraries, model, heads):
     weights = params.make_params(model, graph, width, width, heads, seed=1)
     lib = libraries(model, width, heads)
     losses = []
-    for _ in range(15):
+    for _ in range(30):
         out = torch.zeros(n, width, requires_grad=True)
         forward, _ = train_step(lib, model, graph, h, weights, np.zeros((n, width), np.float32))
         with torch.no_grad():
