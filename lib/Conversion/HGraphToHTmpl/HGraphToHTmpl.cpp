@@ -1181,7 +1181,6 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       .Case([&](hg::TypedLinearOp typed) { return lowerTypedLinear(typed); })
       .Case([&](hg::AggregateOp aggregate) { return lowerAggregate(aggregate); })
       .Case([&](hg::EdgeSoftmaxOp softmax) { return lowerEdgeSoftmax(softmax); })
-      .Case([&](hg::ConcatOp concat) { return lowerConcat(concat); })
       .Case([&](hg::WeightGradOp grad) { return lowerWeightGrad(grad); })
       .Case([&](hg::TypeSumOp sum) { return lowerTypeSum(sum); })
       .Case([&](hg::AddOp add) {
@@ -1200,6 +1199,7 @@ LogicalResult FunctionLowering::lower(Operation *op) {
           return weightBuffer(zeros, zeros.getResult(), buffer);
         return success();
       })
+      .Case([&](hg::ConcatOp concat) { return lowerConcat(concat); })
       .Case([&](hg::ReturnOp ret) { return lowerReturn(ret); })
       .Case([&](hg::WeightProductOp product) {
         return product.emitError("hgraph-to-htmpl: weight products are not "
