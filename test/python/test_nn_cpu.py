@@ -363,13 +363,23 @@ def test_two_layers_train():
     assert losses[-1] < 0.7 * losses[0]
 
 
-def test_gradients_without_training_support_say_so():
-    if compiler.supports_training():
-        pytest.skip("this hectorc has --training")
+def test_gradients_without_training_support_say_so(tmp_path):
+    # A hectorc from before autodiff: no --training in its help, rejects the flag.
+    old = tmp_path / "hectorc"
+    old.write_text(f"""#!/bin/sh
+case " $* " in *" --training "*) echo "Unknown command line argument '--training'" >&2; exit 1;;
+esac
+[ "$1" = --help ] && {{ {hectorc()} --help | grep -v -- --training; exit 0; }}
+exec {hectorc()} "$@"
+""")
+    old.chmod(0o755)
     g, edge_index, edge_type = homogeneous("random_graph")
     conv = hnn.RGCNConv(16, 16, 6)
+    conv.compiler, conv.cache_dir = str(old), str(tmp_path / "cache")
     with pytest.raises(TrainingNotAvailable, match="no --training"):
         conv(features(60, 16), edge_index, edge_type)
+    with torch.no_grad():  # inference still works
+        assert conv(features(60, 16), edge_index, edge_type).shape == (60, 16)
 
 
 # ---- the preprocessing cache --------------------------------------------------------
