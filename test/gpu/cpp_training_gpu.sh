@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The C++ training example on the GPU: examples/cpp/train_step runs 10 SGD
+# The C++ training example on the GPU: examples/cpp/train_step runs 10 Adam
 # steps of RGCN, RGAT and HGT (examples/*.mlir, width 64) from libraries
 # built with `hectorc --training` for the cuda and the cpu target, on one
 # seeded graph. Checks, per model: the CUDA loss decreases (step 10 and the
@@ -36,7 +36,7 @@ PY
 for model in rgcn rgat hgt; do
   for target in cuda cpu; do
     "$dir/train_step" "$dir/lib${model}_train_$target.so" "$out/graph.txt" --steps 10 \
-      --seed 5 --optimizer sgd --lr 0.5 > "$out/${model}_$target.log" 2>&1
+      --seed 5 --optimizer adam --lr 0.01 > "$out/${model}_$target.log" 2>&1
     echo "$?" > "$out/${model}_$target.rc"
   done
 done

@@ -395,7 +395,8 @@ def test_output_file_not_writable(good, tmp_path):
 
 # ---- a CUDA library on a machine without a GPU ----------------------------------
 
-def test_cuda_library_without_driver_is_an_error(tmp_path):
+def require_cuda_toolkit_without_driver():
+    """Skips unless this machine can build CUDA libraries but has no driver."""
     build_dir = os.environ.get("HECTOR_BUILD_DIR") or os.path.join(REPO, "build")
     if not os.path.exists(os.path.join(build_dir, "runtime", "libhector_runtime.so")):
         pytest.skip("libhector_runtime.so not built")
@@ -407,10 +408,16 @@ def test_cuda_library_without_driver_is_an_error(tmp_path):
         pytest.skip("this machine has a CUDA driver; this test is about machines without one")
     except OSError:
         pass
+
+
+NO_GPU_MESSAGE = "the library was built with --target=cuda, but GPU 0 cannot be used: "
+
+
+def test_cuda_library_without_driver_is_an_error(tmp_path):
+    require_cuda_toolkit_without_driver()
     with open(os.path.join(REPO, "examples", "rgcn.mlir")) as f:
         path = build(tmp_path, f.read(), "--target=cuda", name="librgcn_cuda.so")
     (tmp_path / "g.txt").write_text(GOOD_GRAPH)
     result = run(path, tmp_path / "g.txt")
-    expect_error(result, "the library was built with --target=cuda, but GPU 0 cannot be "
-                         "used: ")
+    expect_error(result, NO_GPU_MESSAGE)
     assert "driver" in result.stderr
