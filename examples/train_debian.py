@@ -5,6 +5,8 @@ Debian package's archive section from the bundled package graph
 torch sees one, else with the CPU backend.
 
     python3 examples/train_debian.py [--epochs 40] [--hidden 16] [--heads 4] [--device cpu|cuda]
+    python3 examples/train_debian.py --aot-dir DIR   # build the CUDA layers here, for a
+                                                     # GPU machine without hectorc
 
 The layers are hector.nn.RGATConv (PyG's RGATConv arguments); hectorc builds
 their forward and backward once (hector.compile caches the libraries). Every
@@ -69,6 +71,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", choices=("cpu", "cuda"),
                         default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--aot-dir", help="only build the two layers' CUDA libraries into "
+                        "this cache directory (use it there as HECTOR_CACHE_DIR)")
     args = parser.parse_args()
     if args.epochs < 1:
         parser.error("--epochs must be at least 1")
@@ -88,6 +92,10 @@ def main():
 
     model = RGAT(args.features, args.hidden, args.heads, g.num_classes,
                  g.num_edge_types).to(device)
+    if args.aot_dir:
+        from hector import aot
+        specs = sorted({model.conv1.model_spec, model.conv2.model_spec})
+        return aot.main(["--target", "cuda", "--training", "--out", args.aot_dir, *specs])
     optimizer = torch.optim.Adam(model.parameters(), lr=args.lr)
 
     # The first step compiles both layers (forward and backward) with hectorc,

@@ -35,6 +35,19 @@ cp "$build/bin/run_forward" "$out/example/"
 "$build/bin/hectorc" "$root/examples/rgcn.mlir" --target=cpu -o "$out/example/librgcn_cpu.so"
 python3 "$root/examples/generate.py" rgat --width 64 --heads 4 > "$out/example/rgat.mlir"
 "$build/bin/hectorc" "$out/example/rgat.mlir" --target=cuda -o "$out/example/librgat.so"
+# The C++ training example (test/gpu/cpp_training_gpu.sh).
+cp "$build/bin/train_step" "$out/example/"
+for model in rgcn rgat hgt; do
+  for target in cuda cpu; do
+    "$build/bin/hectorc" "$root/examples/$model.mlir" --training --target=$target \
+      -o "$out/example/lib${model}_train_$target.so"
+  done
+done
+# hector.nn on the GPU (test/gpu/test_nn_gpu.py) and the main job's layers
+# (examples/train_debian.py), as hector.compile caches that need no hectorc.
+export HECTOR_BUILD_DIR="$build"
+/usr/bin/python3 "$root/test/gpu/test_nn_gpu.py" --build "$out/nn-cache"
+/usr/bin/python3 "$root/examples/train_debian.py" --aot-dir "$out/nn-cache"
 
 # The kernels of htmpl-to-gpu on their own (test/gpu/test_htmpl_gpu.py).
 PYTHONPATH="$root/python" /usr/bin/python3 "$root/test/gpu/test_htmpl_gpu.py" --build "$out/htmpl"

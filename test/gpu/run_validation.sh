@@ -60,6 +60,15 @@ PY
 test/gpu/cpp_training_gpu.sh "$models/example" > "$out/cpp_training.log" 2>&1; tail -5 "$out/cpp_training.log"
 
 # The main job's forward pass on the bundled graph, on the GPU.
+HECTOR_NN_GPU_CACHE="$models/nn-cache" python3 -m pytest -q -p no:cacheprovider \
+  test/gpu/test_nn_gpu.py > "$out/nn_gpu.log" 2>&1
+echo "hector.nn layers: $(tail -1 "$out/nn_gpu.log")"
+
+# The main job on the GPU: 2-layer RGAT trained on the bundled Debian graph.
+HECTOR_CACHE_DIR="$models/nn-cache" python3 examples/train_debian.py --epochs 40 \
+  > "$out/train_debian.log" 2>&1
+echo "train_debian: exit $?"; tail -4 "$out/train_debian.log"
+
 python3 examples/forward_debian.py --library "$models/example/librgat.so" --heads 4 \
   > "$out/forward_debian.log" 2>&1
 echo "forward_debian: exit $?"; tail -3 "$out/forward_debian.log"

@@ -4,9 +4,8 @@ references, backward against the differentiable PyTorch references (float64),
 on graphs with isolated nodes, empty edge types, self loops, duplicate edges
 and a hub; plus the per-graph preprocessing cache and every refused option.
 
-Backward tests need `hectorc --training`; they skip, saying so and quoting
-hectorc, while the hectorc in use has no --training or cannot build the
-layer's training library yet (a compile failure, never a wrong gradient).
+Backward tests build the layers' training libraries with `hectorc
+--training`; a compile failure fails the test.
 """
 
 from __future__ import annotations
@@ -40,15 +39,10 @@ def cache(tmp_path_factory):
 
 
 def require_training(*convs):
-    """Skips unless hectorc builds the training library of every layer."""
-    if not compiler.supports_training():
-        pytest.skip("hectorc has no --training yet (autodiff): backward tests wait for it")
+    """Builds the training library of every layer (a compile error fails)."""
+    assert compiler.supports_training(), "the hectorc in use has no --training"
     for conv in convs:
-        try:
-            conv.library("cpu", True)
-        except compiler.CompileError as err:
-            first = next((line for line in str(err).splitlines() if "error:" in line), str(err))
-            pytest.skip(f"hectorc --training cannot build {conv.model_spec} yet: {first.strip()}")
+        conv.library("cpu", True)
 
 
 def rel_err(actual, expected):
