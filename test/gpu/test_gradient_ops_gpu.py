@@ -5,7 +5,8 @@ The cases are those of the CPU test (test/python/gradient_cases.py:
 typed_linear transpose, aggregate to src and its scattering GEMM,
 weight_grad of every index kind, compact gradients, type_sum, sums of
 weights, zeros, degree_norm, slice, equal, leaky_relu_grad, and the f /
-f_fwd / f_bwd trio with a compact saved tensor), on the edge-case graphs of
+f_fwd / f_bwd trio with a compact saved tensor), on the edge-case graphs and
+the large graphs (many edge types with Zipf hubs, 2M edges) of
 model_cases.py. Their references are the same functions, run by torch in
 float64 on the GPU. A case passes when max|out - ref| / max|ref| < 1e-4 (as
 the model validation; atomics reorder the float32 sums) and every output
@@ -114,7 +115,9 @@ if __name__ != "__main__":
     import numpy as np
 
     from hector import compiled, graph as hgraph
-    from model_cases import GRAPHS
+    from model_cases import GRAPHS as SMALL_GRAPHS, LARGE_GRAPHS
+
+    GRAPHS = dict(SMALL_GRAPHS, **LARGE_GRAPHS)
 
     DEV = torch.device("cuda", 0)
     OPS = TorchOps(torch, DEV)

@@ -75,6 +75,27 @@ GRAPHS = {f.__name__: f for f in (random_graph, isolated_nodes, empty_edge_types
                                    self_loops_and_duplicates, giant_hub)}
 
 
+def many_types_power_law(rng):
+    # GPU scale: 600K edges over 237 edge types (fb15k's count), destinations
+    # drawn from a Zipf law (hubs with tens of thousands of in-edges).
+    n, e, t, r = 20000, 600000, 4, 237
+    dst = np.minimum(rng.zipf(1.5, e) - 1, n - 1)
+    return _graph(rng.integers(0, t, n), rng.integers(0, n, e), dst,
+                  rng.integers(0, r, e), t, r)
+
+
+def wide_random(rng):
+    # GPU scale: 2M uniform edges, 12 edge types.
+    n, e, t, r = 100000, 2000000, 3, 12
+    return _graph(rng.integers(0, t, n), rng.integers(0, n, e), rng.integers(0, n, e),
+                  rng.integers(0, r, e), t, r)
+
+
+# Graphs large enough to exercise many thread blocks per segment and
+# contended atomics; for the GPU scripts (too slow for CI on the CPU).
+LARGE_GRAPHS = {f.__name__: f for f in (many_types_power_law, wide_random)}
+
+
 def reference(model, graph, h, weights, heads):
     g = {k: graph[k] for k in ("node_type", "src", "dst", "etype")}
     w = {k: v.astype(np.float64) for k, v in weights.items()}
