@@ -134,7 +134,7 @@ def run_case(lib, model, graph, width, heads, seed, timing):
     del expected, single
     torch.cuda.empty_cache()
     worst = max(errors, key=errors.get)
-    result.update(error=errors[worst], worst=worst,
+    result.update(error=errors[worst], worst=worst, errors=errors, torch_fp32_errors=torch_errors,
                   passed=all(e < TOLERANCE for e in errors.values()))
     return result
 
@@ -145,6 +145,7 @@ def main():
     parser.add_argument("--json", help="write all results here")
     parser.add_argument("--datasets", default=",".join(DATASETS))
     parser.add_argument("--skip-matrix", action="store_true")
+    parser.add_argument("--models", default="rgcn,rgat,hgt")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -168,7 +169,7 @@ def main():
         t0 = time.time()
         graph = as_dict(synthetic.generate(name, seed=0))
         print(f"# {name}: generated in {time.time() - t0:.1f} s", flush=True)
-        for model in ("rgcn", "rgat", "hgt"):
+        for model in args.models.split(","):
             lib = libs.get((model, 64, 1))
             if lib is None:
                 continue
