@@ -48,4 +48,87 @@ def HGraphAutodiff : Pass<"hgraph-autodiff", "mlir::ModuleOp"> {
   let dependentDialects = ["hector::hgraph::HGraphDialect"];
 }
 
+// The graph sizes the profitability decisions are evaluated at (0: unknown,
+// the defaults of docs/optimizations.md are used).
+defvar GraphSizeOptions = [
+  Option<"numNodes", "num-nodes", "int64_t", "0",
+         "Nodes N of the graph the model will run on (0: unknown)">,
+  Option<"numEdges", "num-edges", "int64_t", "0",
+         "Edges E (0: unknown)">,
+  Option<"numPairs", "num-pairs", "int64_t", "0",
+         "Unique (source, edge type) pairs P (0: unknown)">,
+  Option<"numEdgeTypes", "num-edge-types", "int64_t", "0",
+         "Edge types R (0: unknown)">,
+  Option<"numNodeTypes", "num-node-types", "int64_t", "0",
+         "Node types T (0: unknown)">
+];
+
+def LinearReordering : Pass<"hgraph-linear-reordering", "mlir::ModuleOp"> {
+  let summary = "Swap chained linear operators when that forms a product of "
+                "weights only";
+  let description = [{
+    In every `hgraph.func`, rewrites a linear operator applied to the result
+    of another linear operator so that the two weights are multiplied first
+    (`hgraph.weight_product`, once per type) and the graph data goes through
+    one operator only:
+
+    - `dot(x · W, a)` → `dot(x, W · a)` (RGAT's attention: the typed linear
+      map of an attention vector becomes a per-type vector);
+    - `(x · W1) · W2` → `x · (W1 · W2)` (HGT's key and message chains
+      `k_s W^att_φ` with `k_s = h_s K_τ(s)`);
+    - `(s · a) · W` → `s · (a · W)` (a per-row scalar times a typed vector
+      fed to a typed linear map, as autodiff writes input gradients of
+      the first rule).
+
+    A product of a node-typed and an edge-typed weight (HGT's chains) is
+    only exact when every edge type has fixed endpoint node types, which a
+    graph given as arbitrary typed edges need not have: those rewrites wait
+    for `typed-endpoints`.
+
+    A rewrite fires only where it is legal head by head and where it lowers
+    the multiply-add count, evaluated as a polynomial in the graph's sizes
+    (N, E, P, R, T; options below, defaults in docs/optimizations.md). An
+    operator left without users is removed. Each function stays
+    semantically equal, so forward and backward functions stay correct.
+  }];
+  let options = !listconcat(GraphSizeOptions, [
+    Option<"typedEndpoints", "typed-endpoints", "bool", "false",
+           "The graph's edge types have fixed source and destination node "
+           "types, so a node-typed and an edge-typed weight may be "
+           "multiplied (weight_product node_of)">,
+    Option<"ignoreCost", "ignore-cost", "bool", "false",
+           "Rewrite wherever legal, whatever the multiply-add counts say">,
+    Option<"remarks", "remarks", "bool", "false",
+           "Report every candidate with its symbolic costs as a remark">
+  ]);
+  let dependentDialects = ["::hector::hgraph::HGraphDialect"];
+}
+
+def CompactMaterialization
+    : Pass<"hgraph-compact-materialization", "mlir::ModuleOp"> {
+  let summary = "Store edge-wise values that depend only on (source, edge "
+                "type) once per unique pair";
+  let description = [{
+    In every `hgraph.func`, marks with
+    `hgraph.materialization = #hgraph.materialization<compact>` each typed
+    linear map whose result depends only on the edge's source node and edge
+    type (`dependsOnlySourceAndEdgeType`) and whose lowering is one GEMM row
+    per edge: an edge-typed weight applied `from src`, or any weight applied
+    `from edge` to a compact value. hgraph-to-htmpl then runs the GEMM over
+    the P unique (source, edge type) pairs instead of the E edges, stores P
+    rows, and its consumers read them through the edge → pair mapping
+    (`compact` access scheme). The math is unchanged.
+
+    With both `num-edges` and `num-pairs` given, the pass does nothing when
+    P / E exceeds `max-ratio` (the extra indirection is not worth it). It
+    takes the other graph sizes of `hgraph-linear-reordering` too, so that
+    one option string serves both, and ignores them.
+  }];
+  let options = !listconcat(GraphSizeOptions, [
+    Option<"maxRatio", "max-ratio", "double", "0.95",
+           "Largest compaction ratio P / E at which values are compacted">
+  ]);
+  let dependentDialects = ["::hector::hgraph::HGraphDialect"];
+}
+
 #endif // HECTOR_DIALECT_HGRAPH_TRANSFORMS_PASSES_TD
