@@ -28,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RowEvaluator.h"
+#include "WeightProduct.h"
 
 #include "hector/Conversion/Passes.h"
 #include "hector/Dialect/HGraph/IR/HGraph.h"
@@ -1202,8 +1203,10 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       .Case([&](hg::ConcatOp concat) { return lowerConcat(concat); })
       .Case([&](hg::ReturnOp ret) { return lowerReturn(ret); })
       .Case([&](hg::WeightProductOp product) {
-        return product.emitError("hgraph-to-htmpl: weight products are not "
-                                 "lowered yet");
+        return lowerWeightProduct(builder, product, values,
+                                  {graph(NodeType), graph(EdgeSrc),
+                                   graph(EdgeDst), graph(EtypeOffsets)},
+                                  temporaries);
       })
       // Row-wise ops are evaluated inside their consumers' traversals.
       .Default([](Operation *) { return success(); });

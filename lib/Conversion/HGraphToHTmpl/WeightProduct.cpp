@@ -1,0 +1,241 @@
+//===- WeightProduct.cpp - lowering of hgraph.weight_product ----*- C++ -*-===//
+//
+// `R[k] = A[k'] · B[k'']` for every type k: a product of weight slices that
+// linear operator reordering creates (RGAT's W_r · a_r, HGT's K_τ · W^att_r).
+// It reads no graph rows, so it is not an instance of the row templates: one
+// scf.parallel over (type, element of the result slice) computes each
+// element as a dot product over the inner dimension. htmpl-to-loops leaves it
+// as it is (the CPU runs it as loops) and the CUDA pipeline maps it onto a
+// grid like every flat parallel loop of host code. Its work, R · m · n · k
+// multiply-adds, is tiny next to any per-edge operator.
+//
+// Slices are addressed as the dense matrices they stand for: a vector is a
+// row on the left and a column on the right, a per-head slice [H, a, b] the
+// block-diagonal [H·a, H·b] matrix, so the inner sum of an element runs over
+// one head block only.
+//
+//===----------------------------------------------------------------------===//
+
+#include "WeightProduct.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+
+using namespace mlir;
+using namespace hector;
+using namespace hector::lowering;
+namespace hg = hector::hgraph;
+
+namespace {
+
+Value constant(OpBuilder &b, Location loc, int64_t value) {
+  return arith::ConstantIndexOp::create(b, loc, value);
+}
+
+/// One factor of the product: its buffer, slice type and side.
+struct Factor {
+  Value memref;
+  hg::WeightType type;
+  bool isLeft;
+
+  /// Dense rows and columns of one slice.
+  int64_t rows() const {
+    return type.isVector() ? (isLeft ? 1 : type.getShape()[0])
+                           : type.getInputWidth();
+  }
+  int64_t cols() const {
+    return type.isVector() ? (isLeft ? type.getShape()[0] : 1)
+                           : type.getOutputWidth();
+  }
+
+  /// Loads dense element (row, col) of slice `slice` (null for a single
+  /// weight). For a per-head slice the element must lie in a diagonal block.
+  Value load(OpBuilder &b, Location loc, Value slice, Value row,
+             Value col) const {
+    SmallVector<Value> indices;
+    if (slice)
+      indices.push_back(slice);
+    ArrayRef<int64_t> shape = type.getShape();
+    if (type.isVector()) {
+      indices.push_back(isLeft ? col : row);
+    } else if (type.isMatrix()) {
+      indices.append({row, col});
+    } else {
+      Value blockRows = constant(b, loc, shape[1]);
+      Value blockCols = constant(b, loc, shape[2]);
+      indices.append({arith::DivUIOp::create(b, loc, row, blockRows),
+                      arith::RemUIOp::create(b, loc, row, blockRows),
+                      arith::RemUIOp::create(b, loc, col, blockCols)});
+    }
+    return memref::LoadOp::create(b, loc, memref, indices);
+  }
+};
+
+/// The slice of `factor` that result type `k` uses: `k` itself when the
+/// factor is indexed like the result, none for a single weight, and for a
+/// node-typed factor of an edge-typed result the node type of the endpoint
+/// `nodeOf` of edge type `k`, read from its first edge. An edge type without
+/// edges has no such node type (its slice is never read): then `valid` is
+/// set to false, and the slice index to 0.
+Value sliceOf(OpBuilder &b, Location loc, const Factor &factor,
+              hg::WeightIndex resultIndex, Value k,
+              std::optional<hg::Endpoint> nodeOf,
+              const EndpointTypeArrays &graph, Value &valid) {
+  hg::WeightIndex index = factor.type.getIndex();
+  if (index == hg::WeightIndex::Single)
+    return Value();
+  if (index == resultIndex)
+    return k;
+  Value edges = nodeOf == hg::Endpoint::Dst ? graph.edgeDst : graph.edgeSrc;
+  auto loadIndex = [&](OpBuilder &nb, Value memref, Value at) -> Value {
+    Value loaded = memref::LoadOp::create(nb, loc, memref, at);
+    return arith::IndexCastOp::create(nb, loc, nb.getIndexType(), loaded);
+  };
+  Value first = loadIndex(b, graph.etypeOffsets, k);
+  Value end = loadIndex(
+      b, graph.etypeOffsets,
+      arith::AddIOp::create(b, loc, k, constant(b, loc, 1)));
+  Value nonEmpty =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, first, end);
+  valid = nonEmpty;
+  auto select = scf::IfOp::create(b, loc, TypeRange{b.getIndexType()},
+                                  nonEmpty, /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(select.thenBlock());
+    Value node = loadIndex(b, edges, first);
+    scf::YieldOp::create(b, loc, loadIndex(b, graph.nodeType, node));
+    b.setInsertionPointToStart(select.elseBlock());
+    scf::YieldOp::create(b, loc, constant(b, loc, 0));
+  }
+  return select.getResult(0);
+}
+
+} // namespace
+
+LogicalResult hector::lowering::lowerWeightProduct(
+    OpBuilder &builder, hg::WeightProductOp op, ValueStore &values,
+    const EndpointTypeArrays &graph, SmallVectorImpl<Value> &temporaries) {
+  Location loc = op.getLoc();
+  auto resultType = cast<hg::WeightType>(op.getResult().getType());
+  Factor lhs{values.weights.lookup(op.getLhs()),
+             cast<hg::WeightType>(op.getLhs().getType()), /*isLeft=*/true};
+  Factor rhs{values.weights.lookup(op.getRhs()),
+             cast<hg::WeightType>(op.getRhs().getType()), /*isLeft=*/false};
+  // Every weight producer is lowered before its users; this guards the
+  // invariant rather than an input error.
+  if (!lhs.memref || !rhs.memref)
+    return op.emitError("hgraph-to-htmpl: a weight product multiplies weight "
+                        "arguments or other weight products only");
+  hg::WeightIndex index = resultType.getIndex();
+  bool typed = index != hg::WeightIndex::Single;
+
+  // The result buffer: [types?, ...slice], types counted by a factor
+  // indexed like the result (weight_product's verifier ensures one is).
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamicSizes;
+  if (typed) {
+    shape.push_back(ShapedType::kDynamic);
+    Value counted = lhs.type.getIndex() == index ? lhs.memref : rhs.memref;
+    dynamicSizes.push_back(memref::DimOp::create(builder, loc, counted, 0));
+  }
+  llvm::append_range(shape, resultType.getShape());
+  auto memrefType = MemRefType::get(shape, resultType.getElementType());
+  Value out = memref::AllocOp::create(builder, loc, memrefType, dynamicSizes);
+  temporaries.push_back(out);
+  values.weights[op.getResult()] = out;
+
+  // One iteration per (type, element of the result slice).
+  Value zero = constant(builder, loc, 0), one = constant(builder, loc, 1);
+  SmallVector<Value> lower, upper, steps;
+  if (typed) {
+    lower.push_back(zero);
+    upper.push_back(dynamicSizes.front());
+    steps.push_back(one);
+  }
+  for (int64_t dim : resultType.getShape()) {
+    lower.push_back(zero);
+    upper.push_back(constant(builder, loc, dim));
+    steps.push_back(one);
+  }
+  auto loop = scf::ParallelOp::create(builder, loc, lower, upper, steps);
+  OpBuilder::InsertionGuard guard(builder);
+  OpBuilder &b = builder;
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> ivs = loop.getInductionVars();
+  Value k = typed ? ivs.front() : Value();
+  ArrayRef<Value> element = ArrayRef<Value>(ivs).drop_front(typed ? 1 : 0);
+
+  // Dense coordinates (row, col) of the element.
+  Value row, col;
+  ArrayRef<int64_t> resultShape = resultType.getShape();
+  if (resultType.isVector()) {
+    // A vector result is a row (vector · matrix) or a column (matrix ·
+    // vector).
+    row = lhs.type.isVector() ? zero : element[0];
+    col = lhs.type.isVector() ? element[0] : zero;
+  } else if (resultType.isMatrix()) {
+    row = element[0];
+    col = element[1];
+  } else {
+    Value head = element[0];
+    row = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, head, constant(b, loc, resultShape[1])),
+        element[1]);
+    col = arith::AddIOp::create(
+        b, loc,
+        arith::MulIOp::create(b, loc, head, constant(b, loc, resultShape[2])),
+        element[2]);
+  }
+
+  // The inner range: one head block of a per-head factor, else all of it.
+  Value begin = zero, length = constant(b, loc, lhs.cols());
+  if (lhs.type.isPerHead()) {
+    ArrayRef<int64_t> block = lhs.type.getShape();
+    Value head = arith::DivUIOp::create(b, loc, row, constant(b, loc, block[1]));
+    begin = arith::MulIOp::create(b, loc, head, constant(b, loc, block[2]));
+    length = constant(b, loc, block[2]);
+  } else if (rhs.type.isPerHead()) {
+    ArrayRef<int64_t> block = rhs.type.getShape();
+    Value head = arith::DivUIOp::create(b, loc, col, constant(b, loc, block[2]));
+    begin = arith::MulIOp::create(b, loc, head, constant(b, loc, block[1]));
+    length = constant(b, loc, block[1]);
+  }
+  Value end = arith::AddIOp::create(b, loc, begin, length);
+
+  // A slice selected through an edge type's endpoint node type is only right
+  // on graphs whose edge types have fixed endpoint types: say so on the entry
+  // point, for its manifest and callers.
+  std::optional<hg::Endpoint> nodeOf = op.getNodeOf();
+  if (nodeOf)
+    if (Operation *entry = loop->getParentOp())
+      entry->setAttr("hector.typed_endpoints", b.getUnitAttr());
+  Value valid;
+  Value lhsSlice = sliceOf(b, loc, lhs, index, k, nodeOf, graph, valid);
+  Value rhsSlice = sliceOf(b, loc, rhs, index, k, nodeOf, graph, valid);
+  // The slice of an edge type without edges is 0 (no factor slice is read:
+  // there may be no node type at all).
+  if (valid)
+    end = arith::SelectOp::create(b, loc, valid, end, begin);
+  Type elementType = resultType.getElementType();
+  Value init =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(elementType, 0.0));
+  auto sum = scf::ForOp::create(
+      b, loc, begin, end, one, ValueRange{init},
+      [&](OpBuilder &inner, Location, Value l, ValueRange acc) {
+        Value a = lhs.load(inner, loc, lhsSlice, row, l);
+        Value c = rhs.load(inner, loc, rhsSlice, l, col);
+        Value product = arith::MulFOp::create(inner, loc, a, c);
+        scf::YieldOp::create(
+            inner, loc, ValueRange{arith::AddFOp::create(inner, loc, acc[0],
+                                                         product)});
+      });
+  SmallVector<Value> outIndices;
+  if (typed)
+    outIndices.push_back(k);
+  llvm::append_range(outIndices, element);
+  memref::StoreOp::create(b, loc, sum.getResult(0), out, outIndices);
+  return success();
+}
