@@ -40,9 +40,23 @@ llvm::StringRef hector::targetName(Target target) {
 std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
   bool cuda = options.target == Target::CUDA;
   switch (stage) {
-  case Stage::HGraph:
-    return options.training ? "hgraph-autodiff{save=" + options.savePolicy + "}"
-                            : "";
+  case Stage::HGraph: {
+    // Autodiff first (the optimisations then see the forward and backward
+    // functions), then reordering: it decides on uncompacted costs and may
+    // remove a map that compaction would otherwise have marked.
+    std::string pipeline;
+    auto append = [&](const std::string &pass) {
+      pipeline += (pipeline.empty() ? "" : ",") + pass;
+    };
+    if (options.training)
+      append("hgraph-autodiff{save=" + options.savePolicy + "}");
+    if (options.linearReordering)
+      append("hgraph-linear-reordering{" + options.graphSizes +
+             (options.typedEndpoints ? " typed-endpoints=true" : "") + "}");
+    if (options.compactMaterialization)
+      append("hgraph-compact-materialization{" + options.graphSizes + "}");
+    return pipeline;
+  }
   case Stage::HTmpl:
     return "hgraph-to-htmpl";
   case Stage::Loops:

@@ -1,9 +1,10 @@
-// The committed examples parse, verify and print at the hgraph stage, and are
-// exactly what examples/generate.py writes with its defaults.
+// The committed examples parse, verify and print at the hgraph stage
+// (unoptimised), and are exactly what examples/generate.py writes with its
+// defaults.
 
-// RUN: hectorc %hector_src_root/examples/rgcn.mlir --emit=hgraph | FileCheck %s --check-prefix=RGCN
-// RUN: hectorc %hector_src_root/examples/rgat.mlir --emit=hgraph | FileCheck %s --check-prefix=RGAT
-// RUN: hectorc %hector_src_root/examples/hgt.mlir --emit=hgraph | FileCheck %s --check-prefix=HGT
+// RUN: hectorc %hector_src_root/examples/rgcn.mlir --emit=hgraph --variant=unopt | FileCheck %s --check-prefix=RGCN
+// RUN: hectorc %hector_src_root/examples/rgat.mlir --emit=hgraph --variant=unopt | FileCheck %s --check-prefix=RGAT
+// RUN: hectorc %hector_src_root/examples/hgt.mlir --emit=hgraph --variant=unopt | FileCheck %s --check-prefix=HGT
 // RUN: %python %hector_src_root/examples/generate.py rgcn | diff - %hector_src_root/examples/rgcn.mlir
 // RUN: %python %hector_src_root/examples/generate.py rgat | diff - %hector_src_root/examples/rgat.mlir
 // RUN: %python %hector_src_root/examples/generate.py hgt | diff - %hector_src_root/examples/hgt.mlir

@@ -19,6 +19,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -44,7 +45,7 @@ constexpr const char *kRuntimeName = "libhector_runtime.so";
 
 /// The stages hectorc can write.
 enum class EmitStage {
-  /// Parsed and verified inter-operator IR.
+  /// Verified inter-operator IR, after the hgraph-level optimisations.
   HGraph,
   HTmpl,
   Loops,
@@ -75,7 +76,8 @@ cl::opt<EmitStage> emitStage(
     cl::init(EmitStage::HGraph),
     cl::values(
         clEnumValN(EmitStage::HGraph, "hgraph",
-                   "verified inter-operator IR (the default)"),
+                   "inter-operator IR after the hgraph-level "
+                   "optimisations (--variant; the default)"),
         clEnumValN(EmitStage::HTmpl, "htmpl",
                    "after hgraph-to-htmpl: func.func over memrefs with "
                    "htmpl.gemm / htmpl.traversal"),
@@ -141,6 +143,43 @@ cl::opt<std::string> savePolicy(
              "GEMM, reduction and softmax results), all, none"),
     cl::init("materialized"), cl::cat(hectorCategory));
 
+/// Which hgraph-level optimisations run (docs/optimizations.md).
+enum class Variant { Unopt, Compact, Reorder, Both };
+
+cl::opt<Variant> variant(
+    "variant",
+    cl::desc("hgraph-level optimisations (docs/optimizations.md; default: "
+             "both):"),
+    cl::init(Variant::Both),
+    cl::values(
+        clEnumValN(Variant::Unopt, "unopt", "none"),
+        clEnumValN(Variant::Compact, "compact",
+                   "compact materialization: values that depend only on "
+                   "(source, edge type) stored once per unique pair"),
+        clEnumValN(Variant::Reorder, "reorder",
+                   "linear operator reordering: weight-only products first "
+                   "where that saves multiply-adds"),
+        clEnumValN(Variant::Both, "both", "reorder, then compact")),
+    cl::cat(hectorCategory));
+
+cl::opt<std::string> graphSizes(
+    "graph-sizes",
+    cl::desc("Sizes of the graph the library is for, which the optimisations' "
+             "profitability decisions use (default: the ratios of "
+             "docs/optimizations.md): N=<nodes>,E=<edges>,P=<unique (source, "
+             "edge type) pairs>,R=<edge types>,T=<node types>, any subset"),
+    cl::value_desc("N=..,E=..,P=..,R=..,T=.."), cl::init(""),
+    cl::cat(hectorCategory));
+
+cl::opt<bool> typedEndpoints(
+    "typed-endpoints",
+    cl::desc("The graphs the library is for have edge types with fixed source "
+             "and destination node types (canonical (source type, relation, "
+             "destination type) edge types): lets reordering multiply "
+             "node-typed and edge-typed weights (HGT). Results on other graphs "
+             "are wrong"),
+    cl::init(false), cl::cat(hectorCategory));
+
 cl::opt<int> optLevel("opt-level",
                       cl::desc("Optimisation level of host and device code "
                                "(0-3, default 2)"),
@@ -170,6 +209,40 @@ cl::opt<bool> emitGeneric("mlir-print-generic",
 int fail(const llvm::Twine &message) {
   llvm::errs() << "hectorc: error: " << message << "\n";
   return 1;
+}
+
+/// Turns --graph-sizes=N=..,E=.. into the options of the hgraph passes
+/// ("num-nodes=.. num-edges=.."), or fails with `why` set.
+mlir::FailureOr<std::string> graphSizeOptions(llvm::StringRef text,
+                                              std::string &why) {
+  static const std::pair<const char *, const char *> kSymbols[] = {
+      {"N", "num-nodes"},     {"E", "num-edges"},     {"P", "num-pairs"},
+      {"R", "num-edge-types"}, {"T", "num-node-types"}};
+  std::string options;
+  llvm::SmallVector<llvm::StringRef> items;
+  text.split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  llvm::StringSet<> seen;
+  for (llvm::StringRef item : items) {
+    auto [symbolText, value] = item.trim().split('=');
+    llvm::StringRef symbol = symbolText;
+    const auto *known =
+        llvm::find_if(kSymbols, [&](const auto &s) { return symbol == s.first; });
+    uint64_t size;
+    if (known == std::end(kSymbols) || value.getAsInteger(10, size) ||
+        size == 0 || size > (uint64_t(1) << 62)) {
+      why = "--graph-sizes: expected N=<count>,E=<count>,P=<count>,"
+            "R=<count>,T=<count> (any subset, positive counts), got '" +
+            item.str() + "'";
+      return mlir::failure();
+    }
+    if (!seen.insert(symbol).second) {
+      why = "--graph-sizes: " + symbol.str() + " is given twice";
+      return mlir::failure();
+    }
+    options += (options.empty() ? "" : " ") + std::string(known->second) +
+               "=" + std::to_string(size);
+  }
+  return options;
 }
 
 /// Parses and verifies `input`; diagnostics are reported through `sourceMgr`.
@@ -360,6 +433,18 @@ int main(int argc, char **argv) {
   if (savePolicy != "materialized" && savePolicy != "all" &&
       savePolicy != "none")
     return fail("--save must be materialized, all or none");
+  options.linearReordering =
+      variant == Variant::Reorder || variant == Variant::Both;
+  options.compactMaterialization =
+      variant == Variant::Compact || variant == Variant::Both;
+  {
+    std::string why;
+    mlir::FailureOr<std::string> sizes = graphSizeOptions(graphSizes, why);
+    if (mlir::failed(sizes))
+      return fail(why);
+    options.graphSizes = *sizes;
+  }
+  options.typedEndpoints = typedEndpoints;
 
   std::string errorMessage;
   if (target == Target::CUDA &&

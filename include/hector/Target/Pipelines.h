@@ -43,6 +43,16 @@ struct PipelineOptions {
   /// this policy for what the forward saves for the backward.
   bool training = false;
   std::string savePolicy = "materialized";
+  /// The hgraph-level optimisations (docs/optimizations.md), run on every
+  /// hgraph.func at the HGraph stage.
+  bool linearReordering = true;
+  bool compactMaterialization = true;
+  /// The graph sizes their profitability decisions use, as pass options
+  /// ("num-nodes=7262 num-edges=48810 ..."); empty: the passes' defaults.
+  std::string graphSizes;
+  /// The graph's edge types have fixed endpoint node types, which lets
+  /// reordering multiply node-typed and edge-typed weights.
+  bool typedEndpoints = false;
 };
 
 llvm::StringRef stageName(Stage stage);
@@ -50,8 +60,9 @@ llvm::StringRef targetName(Target target);
 
 /// The textual pass pipeline, anchored on builtin.module but written without
 /// the anchor, that takes a module from the stage before `stage` to `stage`
-/// (for HGraph: the hgraph-level transformations, autodiff when training;
-/// empty for GPU on the CPU target). hector-opt runs the
+/// (for HGraph: the hgraph-level transformations: autodiff when training,
+/// then the optimisations; empty for GPU on the CPU target). hector-opt runs
+/// the
 /// same with --pass-pipeline='builtin.module(<pipeline>)'.
 std::string stagePipeline(Stage stage, const PipelineOptions &options);
 
