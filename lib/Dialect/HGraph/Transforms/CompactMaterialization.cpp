@@ -68,14 +68,53 @@ struct CompactMaterializationPass
     MLIRContext *ctx = &getContext();
     auto compact = MaterializationAttr::get(ctx, Materialization::Compact);
     // Operations come in dominance order, so an input is marked before the
-    // maps that read it from edges.
-    // An op that already says how it is materialized (vanilla included) is
-    // left as it is.
+    // maps that read it from edges. An op that already says how it is
+    // materialized (vanilla included) is left as it is.
     getOperation().walk([&](TypedLinearOp op) {
       if (!op->hasAttr(HGraphDialect::getMaterializationAttrName()) &&
           benefits(op))
         op->setAttr(HGraphDialect::getMaterializationAttrName(), compact);
     });
+    handOverSavedValues(compact);
+  }
+
+private:
+  /// A training forward hands its saved values to the backward of the same
+  /// primal (docs/compilation.md). One now stored per pair is handed over
+  /// per pair, [P, width] instead of [E, width]: the result of the forward
+  /// and the argument of the backward of that name become compact.
+  void handOverSavedValues(MaterializationAttr compact) {
+    StringRef attrName = HGraphDialect::getMaterializationAttrName();
+    auto stringAttr = [](Operation *op, StringRef name) {
+      auto attr = op->getAttrOfType<StringAttr>(name);
+      return attr ? attr.getValue() : StringRef();
+    };
+    SmallVector<FuncOp> functions(getOperation().getOps<FuncOp>());
+    for (FuncOp forward : functions) {
+      if (stringAttr(forward, "hgraph.kind") != "training_forward")
+        continue;
+      auto ret = cast<ReturnOp>(forward.getBody().front().getTerminator());
+      for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+        auto role =
+            forward.getResultAttrOfType<StringAttr>(index, "hgraph.role");
+        auto name =
+            forward.getResultAttrOfType<StringAttr>(index, "hgraph.name");
+        Operation *def = value.getDefiningOp();
+        if (!role || role.getValue() != "saved" || !name ||
+            forward.getResultAttr(index, attrName) || !def || !isCompact(def))
+          continue;
+        forward.setResultAttr(index, attrName, compact);
+        for (FuncOp backward : functions) {
+          if (stringAttr(backward, "hgraph.kind") != "training_backward" ||
+              stringAttr(backward, "hgraph.primal") !=
+                  stringAttr(forward, "hgraph.primal"))
+            continue;
+          for (unsigned arg = 0; arg < backward.getNumArguments(); ++arg)
+            if (backward.getArgAttr(arg, "hgraph.name") == name)
+              backward.setArgAttr(arg, attrName, compact);
+        }
+      }
+    }
   }
 };
 
