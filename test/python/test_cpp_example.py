@@ -374,7 +374,7 @@ def arg_of(manifest, name):
      "the runtime builds no array of that name"),
     (lambda m: arg_of(m, "edge_norm").update(dtype="int32"),
      "has dtype int32 in the manifest, but the runtime builds it as float32"),
-    (lambda m: arg_of(m, "etype_offsets").update(shape=["R"]),
+    (lambda m: arg_of(m, "compact_offsets").update(shape=["R"]),
      "must have shape [R] = [3], but the runtime built 4 elements"),
     (lambda m: arg_of(m, "W0").update(sizes=[64, 32]), "the library requires size 32"),
 ])
