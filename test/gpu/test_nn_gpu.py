@@ -85,7 +85,7 @@ if not torch.cuda.is_available():
 import hector.nn as hnn  # noqa: E402
 from hector import compiler  # noqa: E402
 from model_cases import GRAPHS  # noqa: E402
-from reference import models_torch  # noqa: E402
+from reference import kinks, models_torch  # noqa: E402
 
 CACHE = os.environ.get("HECTOR_NN_GPU_CACHE")
 if not CACHE:
@@ -168,6 +168,11 @@ def test_homogeneous_layers(name, kind):
     train = has_training(conv)
     x = torch.randn(len(g["node_type"]), WIDTH, device=DEVICE, requires_grad=train)
     p = {k: v.detach().double().requires_grad_(train) for k, v in conv.named_parameters()}
+    if isinstance(conv, hnn.RGATConv):  # no gradient at LeakyReLU's kink (reference/kinks.py)
+        g, _ = kinks.without_kink_edges(g, x.detach(), dense_weight(conv, p).detach(),
+                                        p["att_src"].detach(), p["att_dst"].detach(), conv.heads)
+        ei = torch.as_tensor(np.stack([g["src"], g["dst"]]), dtype=torch.int64, device=DEVICE)
+        et = torch.as_tensor(g["etype"], dtype=torch.int64, device=DEVICE)
     xr = x.detach().double().requires_grad_(train)
     ref = reference(conv, g, xr, p)
     if not train:
