@@ -113,9 +113,10 @@ LogicalResult readArgAttr(func::FuncOp func, unsigned index, Attribute attr,
   if (!dict)
     return fail() << "must be a dictionary, got " << attr;
   for (NamedAttribute entry : dict)
-    if (!llvm::is_contained({"role", "name", "shape"}, entry.getName()))
+    if (!llvm::is_contained({"role", "name", "shape", "host_resident"},
+                            entry.getName()))
       return fail() << "has an unknown key '" << entry.getName().getValue()
-                    << "' (expected role, name, shape)";
+                    << "' (expected role, name, shape, host_resident)";
 
   if (Attribute role = dict.get("role")) {
     auto text = dyn_cast<StringAttr>(role);
@@ -132,6 +133,12 @@ LogicalResult readArgAttr(func::FuncOp func, unsigned index, Attribute attr,
     if (!text || text.getValue().empty())
       return fail() << "name must be a non-empty string, got " << name;
     arg.name = text.getValue().str();
+  }
+  if (Attribute hostResident = dict.get("host_resident")) {
+    auto flag = dyn_cast<BoolAttr>(hostResident);
+    if (!flag)
+      return fail() << "host_resident must be a boolean, got " << hostResident;
+    arg.hostResident = flag.getValue();
   }
   if (Attribute shape = dict.get("shape")) {
     auto dims = dyn_cast<ArrayAttr>(shape);
@@ -228,6 +235,14 @@ FailureOr<EntryPoint> prepareEntryPoint(func::FuncOp func) {
       arg.name = "arg" + std::to_string(index);
     if (arg.role.empty())
       arg.role = isWritten(func.getArgument(index)) ? "output" : "input";
+    // Kernels read a host-resident argument in place over PCIe; it is
+    // never written.
+    if (arg.hostResident &&
+        (arg.role != "input" || isWritten(func.getArgument(index))))
+      return func.emitError("entry point '")
+             << entry.name << "' argument '" << arg.name
+             << "' is host_resident, which only an input the entry point "
+                "does not write may be";
     if (!names.insert(arg.name).second)
       return func.emitError("entry point '")
              << entry.name << "' has two arguments named '" << arg.name << "'";
@@ -310,6 +325,10 @@ std::string hector::renderManifest(ArrayRef<EntryPoint> entries,
       a["rank"] = arg.rank;
       a["shape"] = std::move(shape);
       a["sizes"] = std::move(sizes);
+      // Present only when set: the caller passes pinned, mapped host
+      // memory (or a device buffer) that kernels read in place.
+      if (arg.hostResident)
+        a["host_resident"] = true;
       args.push_back(std::move(a));
     }
     e["preprocessing"] = std::move(preprocessing);

@@ -11,6 +11,7 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Target/LLVMIR/Dialect/All.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <mutex>
@@ -58,7 +59,13 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
     return pipeline;
   }
   case Stage::HTmpl:
-    return "hgraph-to-htmpl";
+    // Host-resident inputs are marked first; the lowering carries the mark
+    // to the entry point's arguments (and the manifest).
+    return (options.hostResident.empty()
+                ? std::string()
+                : "hgraph-host-resident{names=" +
+                      llvm::join(options.hostResident, ",") + "},") +
+           "hgraph-to-htmpl";
   case Stage::Loops:
     return cuda && options.gpuTemplates ? "htmpl-to-gpu,htmpl-to-loops"
                                         : "htmpl-to-loops";
@@ -72,7 +79,7 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
     return "hector-map-parallel-loops{block-size=" +
            std::to_string(options.gpuBlockSize) +
            "},func.func(gpu-map-parallel-loops),convert-parallel-loops-to-gpu,"
-           "canonicalize,"
+           "canonicalize,hector-check-host-resident,"
            "hector-host-memory-to-gpu,"
            "gpu-kernel-outlining,canonicalize,cse,"
            "func.func(gpu-async-region)";
@@ -175,4 +182,5 @@ void hector::registerTargetPasses() {
 void hector::registerBackendPasses() {
   mlir::registerPass([] { return createMapParallelLoopsPass(); });
   mlir::registerPass([] { return createHostMemoryToGPUPass(); });
+  mlir::registerPass([] { return createCheckHostResidentPass(); });
 }

@@ -82,7 +82,7 @@ func.func @f(%x: memref<?x4xf32> {hector.arg = {shape = ["N", 8]}}) {
   return
 }
 
-// KEY: key.mlir:[[# @LINE + 2]]:1: error: argument 0: 'hector.arg' has an unknown key 'dtype' (expected role, name, shape)
+// KEY: key.mlir:[[# @LINE + 2]]:1: error: argument 0: 'hector.arg' has an unknown key 'dtype' (expected role, name, shape, host_resident)
 //--- key.mlir
 func.func @f(%x: memref<?xf32> {hector.arg = {dtype = "float32"}}) {
   return

@@ -19,6 +19,7 @@
 #include "mlir/Parser/Parser.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -179,6 +180,14 @@ cl::opt<bool> typedEndpoints(
              "node-typed and edge-typed weights (HGT). Results on other graphs "
              "are wrong"),
     cl::init(false), cl::cat(hectorCategory));
+
+cl::list<std::string> hostResident(
+    "host-resident",
+    cl::desc("cuda: node-wise inputs (argument names) that stay in pinned, "
+             "mapped host memory; kernels read their rows in place over "
+             "PCIe, with no device copy (pass hector.unified tensors)"),
+    cl::value_desc("name[,name...]"), cl::CommaSeparated,
+    cl::cat(hectorCategory));
 
 cl::opt<int> optLevel("opt-level",
                       cl::desc("Optimisation level of host and device code "
@@ -445,6 +454,17 @@ int main(int argc, char **argv) {
     options.graphSizes = *sizes;
   }
   options.typedEndpoints = typedEndpoints;
+  if (!hostResident.empty() && target != Target::CUDA)
+    return fail("--host-resident needs --target=cuda (in a CPU library every "
+                "buffer is host memory already)");
+  for (const std::string &name : hostResident)
+    if (name.empty() || !llvm::all_of(name, [](char c) {
+          return llvm::isAlnum(c) || c == '_' || c == '.' || c == '-';
+        }))
+      return fail("--host-resident: '" + name +
+                  "' is not an argument name (letters, digits, '_', '.', "
+                  "'-')");
+  options.hostResident.assign(hostResident.begin(), hostResident.end());
 
   std::string errorMessage;
   if (target == Target::CUDA &&

@@ -35,6 +35,9 @@ struct EntryArgument {
   std::string dtype;
   int64_t rank = 0;
   std::vector<ShapeDim> shape;
+  /// A node-wise input that stays in pinned, mapped host memory, read in
+  /// place by the kernels (`host_resident = true` in `hector.arg`).
+  bool hostResident = false;
 };
 
 struct EntryPoint {

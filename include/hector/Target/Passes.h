@@ -37,7 +37,14 @@ createMapParallelLoopsPass(int64_t blockSize = kDefaultGPUBlockSize);
 /// are reported as errors: either would fail only at run time.
 std::unique_ptr<mlir::Pass> createHostMemoryToGPUPass();
 
-/// Registers both passes with the global registry (for hector-opt and the
+/// `hector-check-host-resident`: an entry point argument marked
+/// `host_resident = true` in its `hector.arg` lives in pinned, mapped host
+/// memory; it may only be read by GPU kernels (gpu.launch bodies), in place.
+/// A write, a host read or a copy (which would become a staging copy to the
+/// device), or a use by an op that states no memory effects is an error.
+std::unique_ptr<mlir::Pass> createCheckHostResidentPass();
+
+/// Registers these passes with the global registry (for hector-opt and the
 /// textual pipelines of hectorc).
 void registerBackendPasses();
 

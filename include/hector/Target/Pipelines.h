@@ -17,6 +17,7 @@
 #include "mlir/Support/LLVM.h"
 
 #include <string>
+#include <vector>
 
 namespace hector {
 
@@ -53,6 +54,9 @@ struct PipelineOptions {
   /// The graph's edge types have fixed endpoint node types, which lets
   /// reordering multiply node-typed and edge-typed weights.
   bool typedEndpoints = false;
+  /// CUDA: names of node-wise inputs that stay in pinned, mapped host
+  /// memory (hgraph-host-resident before the lowering).
+  std::vector<std::string> hostResident;
 };
 
 llvm::StringRef stageName(Stage stage);

@@ -320,8 +320,23 @@ LogicalResult FunctionLowering::createEntryPoint() {
       return failure();
     compactArgs.push_back(*compact);
     types.push_back(memrefFor(arg.getType()));
-    attrs.push_back(
-        argAttr(*role, name, shapeSymbols(arg.getType(), *compact)));
+    DictionaryAttr argDict =
+        argAttr(*role, name, shapeSymbols(arg.getType(), *compact));
+    // A node-wise input kept in host memory (hgraph-host-resident): kernels
+    // read it in place; the manifest tells callers.
+    if (dict && dict.get("hgraph.host_resident")) {
+      auto feature = dyn_cast<hg::FeatureType>(arg.getType());
+      if (!feature || feature.isEdgeWise() || *role != "input")
+        return mlir::emitError(arg.getLoc())
+               << "hgraph-to-htmpl: argument '" << name
+               << "' is marked 'hgraph.host_resident' but is not a node-wise "
+                  "input";
+      SmallVector<NamedAttribute> entries(argDict.getValue());
+      entries.push_back(
+          builder.getNamedAttr("host_resident", builder.getBoolAttr(true)));
+      argDict = builder.getDictionaryAttr(entries);
+    }
+    attrs.push_back(argDict);
   }
   SmallVector<bool> compactResults;
   for (auto [index, type] : llvm::enumerate(source.getResultTypes())) {

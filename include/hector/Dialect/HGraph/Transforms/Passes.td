@@ -5,6 +5,30 @@
 
 include "mlir/Pass/PassBase.td"
 
+def HGraphHostResident : Pass<"hgraph-host-resident", "mlir::ModuleOp"> {
+  let summary = "marks node-wise inputs that stay in host memory";
+  let description = [{
+    Marks every argument of an `hgraph.func` named in `names` (its
+    `hgraph.name`, or `arg<k>` for argument k) with the unit attribute
+    `hgraph.host_resident`. hgraph-to-htmpl turns it into
+    `host_resident = true` in the entry point's `hector.arg`, the manifest
+    says so, and a CUDA entry point then reads that argument in place from
+    pinned, mapped host memory (a `hector.unified` tensor): its GEMM and
+    traversal kernels gather the rows over PCIe, and no device copy is made
+    (docs/runtime-unified.md, "Compiler option").
+
+    Each name must be a node-wise argument with role `input` in at least one
+    function; a weight, an edge-wise value, a saved value or a cotangent is
+    an error, and so is a name no function has. With several functions
+    (`f`, `f_fwd`, `f_bwd`) every argument of that name is marked.
+  }];
+  let options = [
+    ListOption<"names", "names", "std::string",
+               "names of the node-wise inputs that stay in host memory">
+  ];
+  let dependentDialects = ["hector::hgraph::HGraphDialect"];
+}
+
 def HGraphAutodiff : Pass<"hgraph-autodiff", "mlir::ModuleOp"> {
   let summary = "derives a training forward and a backward function from each "
                 "hgraph.func";
