@@ -13,7 +13,11 @@ outputs are buffers the caller allocates and the entry point fills.
   the current torch stream of that device and, by default, waits for it, so
   that a failing kernel raises here (``synchronize=False`` only queues the
   work). The library needs ``libhector_runtime.so``: ``hectorc`` copies it
-  next to the library, where the library finds it.
+  next to the library, where the library finds it. An argument compiled with
+  ``hectorc --host-resident=<name>`` (``"host_resident": true`` in the
+  manifest) also takes a ``hector.unified`` tensor or a pinned CPU tensor:
+  the kernels read its rows in place over PCIe, nothing is copied to the
+  device. A pageable CPU tensor is refused (TypeError).
 
 Libraries built with ``hectorc --training`` also have, per function f, the
 entries f_fwd and f_bwd (``lib.training_entries("f")``; docs/python.md):
@@ -79,6 +83,9 @@ class Argument:
     shape: tuple  # per dimension: symbol (str), size (int) or None
     sizes: tuple  # per dimension: the size every call must have, or None
     entry_kind: str = "inference"  # the kind of the entry point it belongs to
+    # An input the kernels read in place from pinned, mapped host memory
+    # (hectorc --host-resident): it accepts hector.unified tensors.
+    host_resident: bool = False
 
     @property
     def is_output(self) -> bool:
@@ -141,7 +148,13 @@ def _parse_argument(path: str, entry: str, index: int, raw, kind: str) -> Argume
         raise _manifest_error(path, f"{where} has role {role!r} in an inference entry")
     if role in ("grad", "grad_output") and kind == "training_forward":
         raise _manifest_error(path, f"{where} has role {role!r} in a training_forward entry")
-    return Argument(index, role, name, dtype, rank, tuple(shape), tuple(sizes), kind)
+    host_resident = raw.get("host_resident", False)
+    if not isinstance(host_resident, bool):
+        raise _manifest_error(path, f"{where} has host_resident {host_resident!r}")
+    if host_resident and role != "input":
+        raise _manifest_error(path, f"{where} is host_resident but has role {role!r}")
+    return Argument(index, role, name, dtype, rank, tuple(shape), tuple(sizes), kind,
+                    host_resident)
 
 
 class EntryPoint:
@@ -176,8 +189,8 @@ class EntryPoint:
         self._fn.argtypes = [ctypes.c_void_p] * len(self.arguments)
 
     def __repr__(self) -> str:
-        args = ", ".join(f"{a.role} {a.name}: {a.dtype}{_shape_text(a.shape)}"
-                         for a in self.arguments)
+        args = ", ".join(f"{a.role} {a.name}{' (host-resident)' if a.host_resident else ''}: "
+                         f"{a.dtype}{_shape_text(a.shape)}" for a in self.arguments)
         return f"<hector entry {self.name}({args}) [{self._library.target}]>"
 
     # -- argument binding and checks -------------------------------------
@@ -206,16 +219,42 @@ class EntryPoint:
         what = f"{self.name}(): argument '{arg.name}'"
         cuda = self._library.target == "cuda"
         torch = _torch_if_tensor(value)
-        if cuda:
+        is_unified = _unified_if_tensor(value) is not None
+        if is_unified and not (cuda and arg.host_resident):
+            hint = (f"build the library with hectorc --host-resident={arg.name}, or pass a "
+                    "CUDA tensor" if cuda else "pass its CPU tensor (u.host)")
+            raise TypeError(f"{what} is a hector.unified tensor (host memory mapped for the "
+                            f"GPU), but this entry does not read it from host memory: {hint}")
+        if is_unified:
+            # Kernels read the rows in place through the mapping (no copy).
+            dtype = str(value.dtype).replace("torch.", "")
+            contiguous = value.host.is_contiguous()
+            writable = True
+            shape, ptr, device = tuple(value.shape), value._dev_ptr, value.device
+        elif cuda:
             if torch is None:
-                raise TypeError(f"{what} must be a torch CUDA tensor (the library was built "
+                kind = ("a torch CUDA tensor or a hector.unified tensor" if arg.host_resident
+                        else "a torch CUDA tensor")
+                raise TypeError(f"{what} must be {kind} (the library was built "
                                 f"with --target=cuda), got {type(value).__name__}")
+            pinned = False
             if not value.is_cuda:
-                raise TypeError(f"{what} must be on a CUDA device, got device {value.device}")
+                if not (arg.host_resident and value.device.type == "cpu"):
+                    raise TypeError(f"{what} must be on a CUDA device, got device {value.device}")
+                if not value.is_pinned():
+                    raise TypeError(
+                        f"{what} is host-resident (hectorc --host-resident) but this CPU tensor "
+                        "is pageable memory, which the GPU cannot read: pass "
+                        f"hector.unified({arg.name}) (pins it in place and maps it for the GPU, "
+                        "no copy), a pinned CPU tensor, or a CUDA tensor")
+                pinned = True
             dtype = str(value.dtype).replace("torch.", "")
             contiguous = value.is_contiguous()
             writable = True
-            shape, ptr, device = tuple(value.shape), value.data_ptr(), value.device
+            # A pinned CPU tensor is mapped once the call's device is known
+            # (_prepare): no pointer nor device yet.
+            shape = tuple(value.shape)
+            ptr, device = (None, None) if pinned else (value.data_ptr(), value.device)
         else:
             if torch is not None:
                 if value.device.type != "cpu":
@@ -258,7 +297,9 @@ class EntryPoint:
                 if device is None:
                     device = (dev, arg.name)
                 elif dev != device[0]:
-                    raise ValueError(f"{what} is on {dev} but '{device[1]}' is on "
+                    unified_arg = _unified_if_tensor(keep) is not None
+                    where = "is mapped for" if unified_arg else "is on"
+                    raise ValueError(f"{what} {where} {dev} but '{device[1]}' is on "
                                      f"{device[0]}: all arguments must be on one device")
             for k, (size, dim, fixed) in enumerate(zip(shape, arg.shape, arg.sizes)):
                 if fixed is not None and size != fixed:
@@ -280,7 +321,26 @@ class EntryPoint:
                             f"{bound} from argument '{source}'")
                     symbols.setdefault(name, (value_of_symbol, arg.name))
             described.append((arg, ptr, shape, keep))
+        if any(ptr is None for _, ptr, _, _ in described):
+            described = self._map_pinned(described, device)
         return {k: v for k, (v, _) in symbols.items()}, described, device
+
+    def _map_pinned(self, described: list, device) -> list:
+        """Host-resident arguments given as pinned CPU tensors: their
+        device-visible address for the call's device (memory that torch
+        pinned is recognised by the runtime, not pinned again)."""
+        from .unified import unified
+
+        torch = _torch()
+        index = (device[0].index if device and device[0].index is not None
+                 else torch.cuda.current_device())
+        mapped = []
+        for arg, ptr, shape, keep in described:
+            if ptr is None:
+                keep = unified(keep, device=index)
+                ptr = keep._dev_ptr
+            mapped.append((arg, ptr, shape, keep))
+        return mapped
 
     # -- the call -----------------------------------------------------------
 
@@ -481,6 +541,16 @@ def _torch():
     import torch
 
     return torch
+
+
+def _unified_if_tensor(value):
+    """The UnifiedTensor class, if `value` is one (imported only then)."""
+    if type(value).__module__ == f"{__package__}.unified":
+        from .unified import UnifiedTensor
+
+        if isinstance(value, UnifiedTensor):
+            return UnifiedTensor
+    return None
 
 
 def _torch_if_tensor(value):
