@@ -32,6 +32,9 @@ HECTOR_GRADIENT_GPU_DIR="$models/gradients" python3 -m pytest -q -p no:cacheprov
   test/gpu/test_gradient_ops_gpu.py > "$out/gradient_ops_gpu.log" 2>&1
 echo "gradient ops: $(tail -1 "$out/gradient_ops_gpu.log")"
 
+# Host-resident h (hectorc --host-resident): unified vs device h, no copy, timings.
+python3 test/gpu/test_host_resident_gpu.py --libs "$models/host" --bench --json "$out/host_resident.json" > "$out/host_resident.log" 2>&1; tail -1 "$out/host_resident.log"
+
 # The C++ example: the same graph and seed on the GPU and the CPU.
 python3 - "$out/graph.txt" <<'PY'
 import sys, numpy as np
