@@ -4,7 +4,11 @@
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
 #include "mlir/Target/LLVMIR/Export.h"
+#include "llvm/Bitcode/BitcodeReader.h"
+#include "llvm/IR/IRBuilder.h"
 #include "llvm/IR/LegacyPassManager.h"
+#include "llvm/Linker/Linker.h"
+#include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Passes/PassBuilder.h"
 #include "llvm/Support/FileSystem.h"
@@ -18,6 +22,7 @@
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
 #include "llvm/TargetParser/Triple.h"
+#include "llvm/Transforms/Utils/Cloning.h"
 
 #include <optional>
 
@@ -44,6 +49,8 @@ std::unique_ptr<llvm::TargetMachine> hostTargetMachine(int optLevel,
                                                        std::string &error) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  // The CPU runtime uses inline assembly (cpuid, xgetbv).
+  llvm::InitializeNativeTargetAsmParser();
   llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
   const llvm::Target *target =
       llvm::TargetRegistry::lookupTarget(triple, error);
@@ -60,9 +67,203 @@ std::unique_ptr<llvm::TargetMachine> hostTargetMachine(int optLevel,
 
 } // namespace
 
+namespace {
+
+/// The CPU runtime of CPU libraries (CPURuntime.c), as LLVM bitcode.
+const unsigned char kCPURuntimeBitcode[] = {
+#include "CPURuntime.bc.inc"
+};
+
+/// One compilation of the code: for which CPU, and from which
+/// hector_cpu_level() on the dispatching entry points choose it.
+struct CPUVariant {
+  std::string suffix; // of the functions' names
+  std::string cpu, features;
+  int level;
+};
+
+std::vector<CPUVariant> cpuVariants(StringRef cpu, const llvm::Triple &triple) {
+  if (cpu == "portable") {
+    if (triple.getArch() != llvm::Triple::x86_64)
+      return {{"generic", "generic", "", 0}};
+    return {{"x86-64", "x86-64", "", 0},
+            {"x86-64-v3", "x86-64-v3", "", 3},
+            {"x86-64-v4", "x86-64-v4", "", 4}};
+  }
+  if (cpu == "native") {
+    std::string features;
+    for (const auto &feature : llvm::sys::getHostCPUFeatures())
+      features += (features.empty() ? "" : ",") +
+                  std::string(feature.getValue() ? "+" : "-") +
+                  feature.getKey().str();
+    return {{"native", llvm::sys::getHostCPUName().str(), features, 0}};
+  }
+  return {{cpu.str(), cpu.str(), "", 0}};
+}
+
+void setCPU(llvm::Function &function, const CPUVariant &variant) {
+  if (function.isDeclaration())
+    return;
+  function.addFnAttr("target-cpu", variant.cpu);
+  if (!variant.features.empty())
+    function.addFnAttr("target-features", variant.features);
+}
+
+/// Compiles every function once per variant and turns each exported
+/// function into a dispatcher that calls the copy for the best variant the
+/// running CPU supports (hector_cpu_level()).
+LogicalResult multiversion(llvm::Module &module,
+                           ArrayRef<CPUVariant> variants, std::string &error) {
+  SmallVector<llvm::Function *> exported;
+  for (llvm::Function &function : module)
+    if (!function.isDeclaration() && !function.hasLocalLinkage())
+      exported.push_back(&function);
+
+  // Copies of the module as it is, before any of them is linked into it.
+  SmallVector<std::unique_ptr<llvm::Module>> copies;
+  for (size_t k = 1; k < variants.size(); ++k)
+    copies.push_back(llvm::CloneModule(module));
+  for (auto [variant, copy] :
+       llvm::zip(variants.drop_front(), copies)) {
+    for (llvm::Function &function : *copy) {
+      setCPU(function, variant);
+      // Renamed; internal once the dispatchers call them (the linker drops
+      // local functions nobody calls yet).
+      if (!function.isDeclaration() && !function.hasLocalLinkage())
+        function.setName(function.getName() + "." + variant.suffix);
+    }
+    // Data defined for all to see stays the original's; module-level arrays
+    // (constructors) are not repeated.
+    SmallVector<llvm::GlobalVariable *> appending;
+    for (llvm::GlobalVariable &global : copy->globals()) {
+      if (global.hasAppendingLinkage())
+        appending.push_back(&global);
+      else if (!global.isDeclaration() && !global.hasLocalLinkage()) {
+        global.setInitializer(nullptr);
+        global.setLinkage(llvm::GlobalValue::ExternalLinkage);
+        global.setComdat(nullptr);
+      }
+    }
+    for (llvm::GlobalVariable *global : appending)
+      global->eraseFromParent();
+    if (llvm::Linker::linkModules(module, std::move(copy))) {
+      error = "cannot link the " + variant.cpu + " version of the code";
+      return failure();
+    }
+  }
+
+  const CPUVariant &base = variants.front();
+  for (llvm::Function &function : module)
+    if (!function.getFnAttribute("target-cpu").isValid())
+      setCPU(function, base);
+  llvm::LLVMContext &context = module.getContext();
+  llvm::FunctionCallee level = module.getOrInsertFunction(
+      "hector_cpu_level", llvm::FunctionType::get(
+                              llvm::Type::getInt32Ty(context), false));
+  SmallVector<std::string> names;
+  for (llvm::Function *function : exported) {
+    std::string name = function->getName().str();
+    names.push_back(name);
+    function->setName(name + "." + base.suffix);
+    function->setLinkage(llvm::GlobalValue::InternalLinkage);
+    llvm::Function *dispatcher =
+        llvm::Function::Create(function->getFunctionType(),
+                               llvm::GlobalValue::ExternalLinkage, name, module);
+    SmallVector<llvm::Value *> args;
+    for (llvm::Argument &arg : dispatcher->args())
+      args.push_back(&arg);
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", dispatcher));
+    llvm::Value *detected = b.CreateCall(level);
+    // Best variant first; the baseline takes what is left.
+    for (const CPUVariant &variant : llvm::reverse(variants)) {
+      llvm::Function *target = module.getFunction(name + "." + variant.suffix);
+      if (!target) {
+        error = "internal error: no " + variant.cpu + " version of " + name;
+        return failure();
+      }
+      llvm::BasicBlock *next = nullptr;
+      if (variant.level > 0) {
+        llvm::BasicBlock *here =
+            llvm::BasicBlock::Create(context, variant.suffix, dispatcher);
+        next = llvm::BasicBlock::Create(context, "", dispatcher);
+        b.CreateCondBr(b.CreateICmpSGE(detected, b.getInt32(variant.level)),
+                       here, next);
+        b.SetInsertPoint(here);
+      }
+      llvm::CallInst *call = b.CreateCall(target, args);
+      call->setTailCall();
+      if (dispatcher->getReturnType()->isVoidTy())
+        b.CreateRetVoid();
+      else
+        b.CreateRet(call);
+      if (!next)
+        break;
+      b.SetInsertPoint(next);
+    }
+  }
+  for (const std::string &name : names)
+    for (const CPUVariant &variant : variants)
+      module.getFunction(name + "." + variant.suffix)
+          ->setLinkage(llvm::GlobalValue::InternalLinkage);
+  return success();
+}
+
+/// Links the CPU runtime's functions that `module` calls into it.
+LogicalResult linkCPURuntime(llvm::Module &module, std::string &error) {
+  bool used = llvm::any_of(module, [](llvm::Function &function) {
+    return function.isDeclaration() &&
+           (function.getName().starts_with("hector_cpu_") ||
+            function.getName().starts_with("_mlir_memref_to_llvm_"));
+  });
+  if (!used)
+    return success();
+  llvm::MemoryBufferRef buffer(
+      StringRef(reinterpret_cast<const char *>(kCPURuntimeBitcode),
+                sizeof(kCPURuntimeBitcode)),
+      "CPURuntime.bc");
+  llvm::Expected<std::unique_ptr<llvm::Module>> runtime =
+      llvm::parseBitcodeFile(buffer, module.getContext());
+  if (!runtime) {
+    error = "cannot read the embedded CPU runtime: " +
+            llvm::toString(runtime.takeError());
+    return failure();
+  }
+  (*runtime)->setTargetTriple(module.getTargetTriple());
+  (*runtime)->setDataLayout(module.getDataLayout());
+  if (llvm::Linker::linkModules(module, std::move(*runtime),
+                                llvm::Linker::LinkOnlyNeeded)) {
+    error = "cannot link the CPU runtime";
+    return failure();
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult hector::checkHostCPU(StringRef cpu, std::string &why) {
+  if (cpu == "portable" || cpu == "native")
+    return success();
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getDefaultTargetTriple());
+  std::string error;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(triple, error);
+  if (!target) {
+    why = error;
+    return failure();
+  }
+  std::unique_ptr<llvm::MCSubtargetInfo> info(
+      target->createMCSubtargetInfo(triple, "", ""));
+  if (info && info->isCPUStringValid(cpu))
+    return success();
+  why = "unknown --cpu=" + cpu.str() + " for " + triple.str() +
+        " (portable, native, or an LLVM CPU name such as x86-64-v3)";
+  return failure();
+}
+
 std::unique_ptr<llvm::Module>
 hector::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
-                          int optLevel) {
+                          const HostCodeOptions &options) {
+  int optLevel = options.optLevel;
   std::unique_ptr<llvm::Module> llvmModule =
       translateModuleToLLVMIR(module, context, "hector_model");
   if (!llvmModule) {
@@ -78,6 +279,23 @@ hector::translateToLLVMIR(ModuleOp module, llvm::LLVMContext &context,
   }
   llvmModule->setTargetTriple(machine->getTargetTriple());
   llvmModule->setDataLayout(machine->createDataLayout());
+  if (!options.cpu.empty()) {
+    std::vector<CPUVariant> variants =
+        cpuVariants(options.cpu, machine->getTargetTriple());
+    if (variants.size() > 1) {
+      if (failed(multiversion(*llvmModule, variants, error))) {
+        module.emitError(error);
+        return nullptr;
+      }
+    } else {
+      for (llvm::Function &function : *llvmModule)
+        setCPU(function, variants.front());
+    }
+    if (failed(linkCPURuntime(*llvmModule, error))) {
+      module.emitError(error);
+      return nullptr;
+    }
+  }
   if (optLevel <= 0)
     return llvmModule;
 
@@ -149,8 +367,9 @@ LogicalResult hector::linkSharedLibrary(const LinkOptions &options,
   }
   // Every symbol must resolve now, against libc/libm (and the runtime), so
   // that a missing one is a build error rather than a failed dlopen.
-  for (const char *arg : {"-Wl,--no-undefined", "-Wl,--as-needed", "-lm",
-                          "-Wl,-z,noexecstack"})
+  // -pthread: the CPU runtime's thread pool (part of libc since glibc 2.34).
+  for (const char *arg : {"-pthread", "-Wl,--no-undefined", "-Wl,--as-needed",
+                          "-lm", "-Wl,-z,noexecstack"})
     args.push_back(arg);
 
   llvm::SmallString<128> log;

@@ -67,8 +67,10 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
                       llvm::join(options.hostResident, ",") + "},") +
            "hgraph-to-htmpl";
   case Stage::Loops:
-    return cuda && options.gpuTemplates ? "htmpl-to-gpu,htmpl-to-loops"
-                                        : "htmpl-to-loops";
+    if (!cuda)
+      return "hector-cpu-gemm,hector-cpu-traversal,htmpl-to-loops";
+    return options.gpuTemplates ? "htmpl-to-gpu,htmpl-to-loops"
+                                : "htmpl-to-loops";
   case Stage::GPU:
     if (!cuda)
       return "";
@@ -90,11 +92,14 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
              options.gpuArch + " cubin-features=" + options.gpuFeatures +
              " cubin-format=" + options.gpuBinaryFormat +
              " opt-level=" + std::to_string(options.optLevel) + "}";
-    // Parallel loops run sequentially (convert-scf-to-cf lowers
-    // scf.parallel); math functions without an LLVM intrinsic call libm.
-    return "lower-affine,convert-scf-to-cf,"
+    // Outermost parallel loops run on the library's thread pool, nested ones
+    // sequentially (convert-scf-to-cf lowers them); heap memory comes from
+    // the CPU runtime (which keeps large blocks for the next call); math
+    // functions without an LLVM intrinsic call libm.
+    return "hector-cpu-parallel,lower-affine,convert-scf-to-cf,"
            "expand-strided-metadata,lower-affine,arith-expand,"
-           "finalize-memref-to-llvm,convert-math-to-llvm,convert-math-to-libm,"
+           "convert-vector-to-llvm,"
+           "finalize-memref-to-llvm{use-generic-functions=true},convert-math-to-llvm,convert-math-to-libm,"
            "convert-arith-to-llvm,convert-index-to-llvm,convert-cf-to-llvm,"
            "convert-func-to-llvm,reconcile-unrealized-casts,canonicalize,cse";
   }
@@ -183,4 +188,7 @@ void hector::registerBackendPasses() {
   mlir::registerPass([] { return createMapParallelLoopsPass(); });
   mlir::registerPass([] { return createHostMemoryToGPUPass(); });
   mlir::registerPass([] { return createCheckHostResidentPass(); });
+  mlir::registerPass([] { return createCPUGemmPass(); });
+  mlir::registerPass([] { return createCPUParallelPass(); });
+  mlir::registerPass([] { return createCPUTraversalPass(); });
 }

@@ -1,12 +1,16 @@
 // The CPU backend's stages on hand-written entry points over memrefs (what
 // hgraph-to-htmpl + htmpl-to-loops produce): the loops stage leaves them as
-// they are, the llvm stage is the LLVM dialect with C interfaces, llvmir is
-// optimised LLVM IR calling only libc/libm (llvm.tanh becomes tanhf).
+// they are; in the llvm stage the outermost parallel loops are outlined and
+// called through the library's thread pool (hector_cpu_parallel_for) and
+// heap memory comes from the CPU runtime; llvmir has every function once per
+// x86-64 level behind dispatching entry points, the CPU runtime linked in,
+// and calls nothing but libc/libm (llvm.tanh becomes tanhf).
 
 // RUN: hectorc %s --emit=loops | FileCheck %s --check-prefix=LOOPS
 // RUN: hectorc %s --target=cpu --emit=llvm | FileCheck %s --check-prefix=LLVM
 // RUN: hectorc %s --target=cpu --emit=llvmir | FileCheck %s --check-prefix=IR
 // RUN: hectorc %s --target=cpu --emit=llvmir --opt-level=0 | FileCheck %s --check-prefix=IR0
+// RUN: hectorc %s --target=cpu --cpu=x86-64-v3 --emit=llvmir | FileCheck %s --check-prefix=ONE
 
 // LOOPS-LABEL: func.func @gather_scale_scatter(
 // LOOPS-SAME: hector.arg = {name = "edge_src", role = "graph", shape = ["E"]}
@@ -17,27 +21,53 @@
 // LOOPS: math.tanh
 // LOOPS: memref.dealloc
 
-// Entry points get a C interface; parallel loops became branches.
+// The loop bodies are outlined (internal), the entry points call the pool.
+// LLVM-LABEL: llvm.func internal @gather_scale_scatter_parallel(
+// LLVM-SAME: %{{.*}}: i64, %{{.*}}: i64, %{{.*}}: !llvm.ptr)
+// LLVM: llvm.atomicrmw fadd
 // LLVM-LABEL: llvm.func @gather_scale_scatter(
 // LLVM-NOT: scf.parallel
-// LLVM: llvm.atomicrmw fadd
+// LLVM: llvm.call @hector_cpu_parallel_for(
 // LLVM-LABEL: llvm.func @_mlir_ciface_gather_scale_scatter(
-// LLVM-LABEL: llvm.func @softsign_tanh(
-// LLVM: llvm.call @malloc
+// LLVM-LABEL: llvm.func internal @softsign_tanh_parallel_0(
 // LLVM: llvm.intr.tanh
-// LLVM: llvm.call @free
+// LLVM-LABEL: llvm.func @softsign_tanh(
+// LLVM: llvm.call @_mlir_memref_to_llvm_alloc
+// LLVM: llvm.call @hector_cpu_parallel_for(
+// LLVM: llvm.call @hector_cpu_parallel_for(
+// LLVM: llvm.call @_mlir_memref_to_llvm_free
 // LLVM-LABEL: llvm.func @_mlir_ciface_softsign_tanh(
 
-// IR-DAG: declare {{.*}} @free(
-// IR-DAG: declare {{.*}} @malloc(
-// IR-LABEL: define void @_mlir_ciface_gather_scale_scatter(ptr
+// IR-LABEL: define internal void @gather_scale_scatter_parallel(i64
 // IR: atomicrmw fadd
-// IR-LABEL: define void @_mlir_ciface_softsign_tanh(ptr
+// IR-LABEL: define internal fastcc void @gather_scale_scatter.x86-64(
+// IR: call void @hector_cpu_parallel_for(ptr nonnull @gather_scale_scatter_parallel,
 // IR: declare float @llvm.tanh.f32(
+// IR-LABEL: define internal fastcc void @gather_scale_scatter.x86-64-v3(
+// IR-LABEL: define internal fastcc void @gather_scale_scatter.x86-64-v4(
+// The exported entry points pick a version by hector_cpu_level().
+// IR-LABEL: define void @_mlir_ciface_gather_scale_scatter(ptr
+// IR: call i32 @hector_cpu_level()
+// IR: call fastcc void @_mlir_ciface_gather_scale_scatter.x86-64-v4(
+// IR: call fastcc void @_mlir_ciface_gather_scale_scatter.x86-64-v3(
+// IR: call fastcc void @_mlir_ciface_gather_scale_scatter.x86-64(
+// IR-LABEL: define void @_mlir_ciface_softsign_tanh(ptr
+// The CPU runtime, hidden (not exported).
+// IR-DAG: define hidden void @hector_cpu_parallel_for(
+// IR-DAG: define hidden {{.*}}i32 @hector_cpu_level()
+// IR-DAG: define hidden ptr @_mlir_memref_to_llvm_alloc(
+// IR-DAG: define hidden void @_mlir_memref_to_llvm_free(
+// IR-DAG: attributes #{{[0-9]+}} = { {{.*}}"target-cpu"="x86-64-v3"
+// IR-DAG: attributes #{{[0-9]+}} = { {{.*}}"target-cpu"="x86-64-v4"
 // IR-NOT: mgpu
 
-// IR0-LABEL: define void @gather_scale_scatter(
+// IR0-LABEL: define internal void @gather_scale_scatter.x86-64(
 // IR0-LABEL: define void @_mlir_ciface_gather_scale_scatter(ptr
+
+// One named CPU: one version, no dispatch.
+// ONE-LABEL: define void @_mlir_ciface_gather_scale_scatter(ptr
+// ONE-NOT: hector_cpu_level
+// ONE: attributes #{{[0-9]+}} = { {{.*}}"target-cpu"="x86-64-v3"
 
 // out[dst[e], f] += norm[e] * h[src[e], f]
 func.func @gather_scale_scatter(

@@ -22,6 +22,7 @@
 // RUN: not hectorc %t/ok.mlir --target=cpu 2>&1 | FileCheck %s --check-prefix=NOOUT
 // RUN: not hectorc %t/ok.mlir --target=cpu -o %t/missing/lib.so 2>&1 | FileCheck %s --check-prefix=NODIR
 // RUN: not hectorc %t/ok.mlir --opt-level=7 --emit=llvm 2>&1 | FileCheck %s --check-prefix=OPT
+// RUN: not hectorc %t/ok.mlir --target=cpu --cpu=pentium9 --emit=llvmir 2>&1 | FileCheck %s --check-prefix=CPU
 // RUN: not hectorc %t/ok.mlir --target=cuda --gpu-block-size=2048 --emit=gpu 2>&1 | FileCheck %s --check-prefix=BLOCK
 // RUN: not hectorc %t/ok.mlir --target=cuda --runtime-lib=%t/none.so -o %t/libok.so 2>&1 | FileCheck %s --check-prefix=RUNTIME
 // RUN: not hectorc %t/ok.mlir --target=cpu --cc=%t/no-such-cc -o %t/libok.so 2>&1 | FileCheck %s --check-prefix=CC
@@ -149,6 +150,7 @@ func.func @f(%x: memref<?xf32>) {
 // NOOUT: hectorc: error: --emit=lib writes a shared library: give it a file with -o lib<model>.so
 // NODIR: hectorc: error: cannot write {{.*}}missing/lib.so: the directory '{{.*}}missing' does not exist
 // OPT: hectorc: error: --opt-level must be 0, 1, 2 or 3
+// CPU: hectorc: error: unknown --cpu=pentium9 for x86_64{{.*}} (portable, native, or an LLVM CPU name such as x86-64-v3)
 // BLOCK: hectorc: error: --gpu-block-size must be in [1, 1024]
 // RUNTIME: hectorc: error: libhector_runtime.so not found at '{{.*}}none.so'
 // CC: hectorc: error: linking failed ({{.*}}no-such-cc -shared
@@ -156,6 +158,7 @@ func.func @f(%x: memref<?xf32>) {
 // PTX60: hectorc: error: sm_90 needs PTX ISA 7.8 or newer: pass --gpu-features=+ptx78 (or newer)
 // FEATURES: hectorc: error: --gpu-features must be +ptxNN
 // HELP: --cc=<program>
+// HELP: --cpu=<portable|native|name>
 // HELP: --cuda-path=<dir>
 // HELP: --emit=<value>
 // HELP: =htmpl

@@ -8,6 +8,7 @@
 // RUN: FileCheck %s --check-prefix=MANIFEST < %t/cpu/libmodel.so.json
 // RUN: readelf -d %t/cpu/libmodel.so | FileCheck %s --check-prefix=CPUDEPS
 // RUN: nm -D --defined-only %t/cpu/libmodel.so | FileCheck %s --check-prefix=SYMBOLS
+// RUN: nm -D --defined-only %t/cpu/libmodel.so | FileCheck %s --check-prefix=HIDDEN
 // --target alone, or an -o ending in .so, means --emit=lib.
 // RUN: hectorc %s -o %t/cpu/libdefault.so && test -f %t/cpu/libdefault.so.json
 // RUN: hectorc %s --target=cuda --runtime-lib=%hector_obj_root/runtime/libhector_runtime.so -o %t/cuda/libmodel.so
@@ -52,13 +53,19 @@
 // MANIFEST: "role": "output",
 // MANIFEST-NEXT: "name": "arg1",
 
-// Nothing but libc/libm may be needed (here not even those).
+// Nothing but libc/libm may be needed: the thread pool is the library's
+// own (pthreads are in libc), no OpenMP runtime.
 // CPUDEPS: Dynamic section
-// CPUDEPS-NOT: NEEDED{{.*}}{{LLVM|MLIR|hector|cuda|stdc}}
+// CPUDEPS-NOT: NEEDED{{.*}}{{LLVM|MLIR|hector|cuda|stdc|omp}}
 // CPUDEPS: (FINI)
 
 // SYMBOLS-DAG: T _mlir_ciface_aggregate
 // SYMBOLS-DAG: T _mlir_ciface_double
+
+// The CPU runtime and the per-CPU versions of the code stay inside.
+// HIDDEN-NOT: hector_cpu
+// HIDDEN-NOT: _mlir_memref_to_llvm
+// HIDDEN-NOT: x86-64
 
 // CUDAMANIFEST: "target": "cuda",
 // CUDAMANIFEST: "gpu_arch": "sm_90",

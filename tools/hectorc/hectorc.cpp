@@ -101,7 +101,7 @@ cl::opt<Target> target(
     "target", cl::desc("Where the generated code runs (default: cpu):"),
     cl::init(Target::CPU),
     cl::values(clEnumValN(Target::CPU, "cpu",
-                          "host code; parallel loops run sequentially"),
+                          "host code; parallel loops run on a thread pool"),
                clEnumValN(Target::CUDA, "cuda",
                           "NVIDIA GPUs: kernels in a cubin, launched through "
                           "libhector_runtime.so")),
@@ -193,6 +193,15 @@ cl::opt<int> optLevel("opt-level",
                       cl::desc("Optimisation level of host and device code "
                                "(0-3, default 2)"),
                       cl::init(2), cl::cat(hectorCategory));
+
+cl::opt<std::string> hostCPU(
+    "cpu",
+    cl::desc("cpu: the CPU the library's code is compiled for: portable (the "
+             "default: baseline x86-64, x86-64-v3 and x86-64-v4 versions, "
+             "picked at run time), native (this machine's CPU; the library "
+             "may not run elsewhere) or an LLVM CPU name (e.g. x86-64-v3)"),
+    cl::value_desc("portable|native|name"), cl::init("portable"),
+    cl::cat(hectorCategory));
 
 cl::opt<std::string> cudaPath(
     "cuda-path",
@@ -320,6 +329,16 @@ std::string findRuntimeLibrary(const char *argv0, std::string &why) {
   return "";
 }
 
+/// How host code is compiled: CPU libraries get --cpu and their runtime,
+/// the host side of CUDA libraries is generic.
+hector::HostCodeOptions hostCodeOptions() {
+  hector::HostCodeOptions options;
+  options.optLevel = optLevel;
+  if (target == Target::CPU)
+    options.cpu = hostCPU;
+  return options;
+}
+
 bool isBefore(EmitStage a, EmitStage b) {
   return static_cast<int>(a) < static_cast<int>(b);
 }
@@ -330,7 +349,7 @@ int writeLibrary(mlir::ModuleOp module,
                  const std::string &runtime) {
   llvm::LLVMContext llvmContext;
   std::unique_ptr<llvm::Module> llvmModule =
-      hector::translateToLLVMIR(module, llvmContext, optLevel);
+      hector::translateToLLVMIR(module, llvmContext, hostCodeOptions());
   if (!llvmModule)
     return 1;
 
@@ -428,6 +447,11 @@ int main(int argc, char **argv) {
     return fail("--opt-level must be 0, 1, 2 or 3");
   if (gpuBlockSize < 1 || gpuBlockSize > 1024)
     return fail("--gpu-block-size must be in [1, 1024]");
+  if (target == Target::CPU) {
+    std::string why;
+    if (mlir::failed(hector::checkHostCPU(hostCPU, why)))
+      return fail(why);
+  }
 
   hector::PipelineOptions options;
   options.target = target;
@@ -560,7 +584,7 @@ int main(int argc, char **argv) {
   case EmitStage::LLVMIR: {
     llvm::LLVMContext llvmContext;
     std::unique_ptr<llvm::Module> llvmModule =
-        hector::translateToLLVMIR(*module, llvmContext, optLevel);
+        hector::translateToLLVMIR(*module, llvmContext, hostCodeOptions());
     if (!llvmModule)
       return 1;
     llvmModule->print(output->os(), nullptr);

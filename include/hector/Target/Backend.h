@@ -19,12 +19,30 @@
 
 namespace hector {
 
+/// Which CPU host code is compiled for.
+struct HostCodeOptions {
+  int optLevel = 2;
+  /// The CPU library's code: "portable" compiles every function for the
+  /// baseline of the host architecture and, on x86-64, also for x86-64-v3
+  /// and x86-64-v4, with entry points that pick the best one the running
+  /// CPU supports; "native" compiles for the CPU hectorc runs on; any other
+  /// value is an LLVM CPU name (e.g. x86-64-v3). Empty: generic host code
+  /// without the CPU runtime (CUDA libraries).
+  std::string cpu;
+};
+
+/// Checks `cpu` (HostCodeOptions::cpu) against the host architecture; on
+/// failure `why` says what is accepted.
+mlir::LogicalResult checkHostCPU(llvm::StringRef cpu, std::string &why);
+
 /// Translates an LLVM-dialect module (host code; GPU binaries embedded) to
-/// LLVM IR for the host and optimises it at `optLevel` (0-3). Errors are
-/// emitted as diagnostics.
-std::unique_ptr<llvm::Module> translateToLLVMIR(mlir::ModuleOp module,
-                                                llvm::LLVMContext &context,
-                                                int optLevel);
+/// LLVM IR for the host and optimises it at `options.optLevel` (0-3). For a
+/// CPU library (`options.cpu` set) the functions are compiled for the CPUs
+/// it names, and the CPU runtime (thread pool, CPU detection) the code uses
+/// is linked in. Errors are emitted as diagnostics.
+std::unique_ptr<llvm::Module>
+translateToLLVMIR(mlir::ModuleOp module, llvm::LLVMContext &context,
+                  const HostCodeOptions &options);
 
 /// Writes `module` as a position-independent host object file.
 mlir::LogicalResult emitObjectFile(llvm::Module &module, llvm::StringRef path,

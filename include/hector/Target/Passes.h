@@ -1,8 +1,9 @@
 //===- Passes.h - passes of Hector's backends -------------------*- C++ -*-===//
 //
-// The CUDA backend's own passes: they turn the parallel loops and host
+// The backends' own passes. CUDA: they turn the parallel loops and host
 // allocations that htmpl-to-loops produces into something upstream's GPU
-// lowering accepts (see docs/backends.md).
+// lowering accepts. CPU: vectorised GEMMs and parallel loops run on a
+// thread pool (see docs/backends.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +11,7 @@
 #define HECTOR_TARGET_PASSES_H
 
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <memory>
@@ -44,8 +46,36 @@ std::unique_ptr<mlir::Pass> createHostMemoryToGPUPass();
 /// device), or a use by an op that states no memory effects is an error.
 std::unique_ptr<mlir::Pass> createCheckHostResidentPass();
 
-/// Registers these passes with the global registry (for hector-opt and the
-/// textual pipelines of hectorc).
+/// `hector-cpu-gemm`: lowers the `htmpl.gemm` instances of a CPU module to
+/// loops whose innermost dimension is contiguous and explicitly vectorised
+/// (vector accumulators over output columns; per-chunk private buffers for
+/// outer products). Instances with dynamic weight sizes are left as they are
+/// for htmpl-to-loops.
+std::unique_ptr<mlir::Pass> createCPUGemmPass();
+
+/// `hector-cpu-traversal`: COO edge traversals whose accumulates go into
+/// destination rows are split by blocks of destination nodes (each edge
+/// type's run of edges into a block found by binary search in the canonical
+/// (type, destination) order), so that those accumulates need no atomics.
+/// A run-time check of the order falls back to the unchanged traversal
+/// (atomics, through htmpl-to-loops) for unsorted arrays.
+std::unique_ptr<mlir::Pass> createCPUTraversalPass();
+
+/// The CPU runtime's parallel loop (lib/Target/CPURuntime/CPURuntime.c):
+/// `void hector_cpu_parallel_for(void (*body)(int64_t begin, int64_t end,
+/// void *context), void *context, int64_t total)` runs body over disjoint
+/// ranges covering [0, total) on the library's threads.
+constexpr llvm::StringLiteral kCPUParallelFor = "hector_cpu_parallel_for";
+
+/// `hector-cpu-parallel`: outlines every outermost `scf.parallel` (without
+/// reductions) of a CPU module into a function over a range of its
+/// linearised iterations, called through `hector_cpu_parallel_for`; the
+/// values it uses travel in a context struct. Loops with reductions or
+/// values that have no LLVM form stay sequential.
+std::unique_ptr<mlir::Pass> createCPUParallelPass();
+
+/// Registers the backends' passes with the global registry (for hector-opt
+/// and the textual pipelines of hectorc).
 void registerBackendPasses();
 
 } // namespace hector

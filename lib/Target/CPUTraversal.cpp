@@ -1,0 +1,415 @@
+//===- CPUTraversal.cpp - COO traversals partitioned by destination -*- C++ -*-===//
+//
+// htmpl-to-loops runs a COO edge traversal as one parallel loop over the
+// edges, so every htmpl.accumulate becomes an atomic read-modify-write. On a
+// CPU a float atomic add is a locked compare-and-swap loop, tens of cycles
+// even when nobody else touches the line, paid per feature of every edge.
+//
+// In the canonical edge order (docs/compilation.md) the edges of one type
+// are sorted by destination. This pass gives each parallel iteration a
+// block of destination nodes and, for every edge type, the contiguous run of
+// that type's edges whose destination lies in the block (binary searches on
+// (type, destination)). Each destination row then has one writer, so the
+// accumulates into destination rows become plain read-modify-writes; the
+// others stay atomic.
+//
+// The order is checked at run time (one pass over the two arrays, shared by
+// the traversals of a function that read the same arrays): when the arrays
+// are not sorted by (type, destination), the traversal runs as before,
+// through htmpl-to-loops, with atomics. So the result never depends on the
+// order, only the speed does.
+//
+//   scf.if %sorted {
+//     scf.parallel (%b) = (0) to (blocks) {    // nodes [b*S, min(b*S+S, N))
+//       %e = 0
+//       while %e < E:                          // one edge type per step
+//         t = etype[e]
+//         first = lower_bound((t, b*S)), end = lower_bound((t, b*S+S))
+//         scf.for %edge = first to end { body }
+//         %e = first edge of a later type
+//     }
+//   } else { the traversal, unchanged (htmpl-to-loops lowers it) }
+//
+//===----------------------------------------------------------------------===//
+
+#include "hector/Target/Passes.h"
+
+#include "hector/Dialect/HTmpl/IR/HTmpl.h"
+
+#include "../Conversion/TemplateUtils/TemplateUtils.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Dominance.h"
+#include "mlir/IR/PatternMatch.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
+#include "mlir/Pass/Pass.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace hector;
+using hector::htmpl::AccessScheme;
+using hector::htmpl::AccumulateOp;
+using hector::htmpl::TraversalOp;
+using hector::templates::constIndex;
+using hector::templates::dimOf;
+using hector::templates::loadIndex;
+
+namespace {
+
+/// Destination blocks per traversal (at most): enough for dynamic load
+/// balance on many threads, few enough that the per-block binary searches
+/// (3 per edge type) stay small next to the edges' work.
+constexpr int64_t kMaxBlocks = 1024;
+/// Nodes per destination block (at least).
+constexpr int64_t kMinBlockNodes = 64;
+
+Value rootBuffer(Value memref) {
+  while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
+    memref = view.getViewSource();
+  return memref;
+}
+
+/// The rows of the body that are destination rows.
+bool isDstRow(TraversalOp op, Value value) {
+  unsigned count = op.getInputs().size() + op.getOutputs().size();
+  for (unsigned i = 0; i < count; ++i)
+    if (op.getScheme(i) == AccessScheme::Dst && value == op.getRowArgument(i))
+      return true;
+  return false;
+}
+
+bool firstIndexIsDstRow(TraversalOp op, OperandRange indices) {
+  return !indices.empty() && isDstRow(op, indices.front());
+}
+
+/// True when, with one writer per destination row, `acc` needs no atomic:
+/// it and every other write of the body to its buffer are at a destination
+/// row, no other written buffer is a view of the same memory, and it is not
+/// inside a parallel construct of the body.
+bool isDstLocal(TraversalOp op, AccumulateOp acc) {
+  if (!firstIndexIsDstRow(op, acc.getIndices()))
+    return false;
+  for (Operation *parent = acc->getParentOp(); parent != op.getOperation();
+       parent = parent->getParentOp())
+    if (!isa<scf::ForOp, scf::IfOp, scf::WhileOp>(parent))
+      return false;
+  Value dest = acc.getDest(), root = rootBuffer(dest);
+  bool safe = true;
+  op.getBody().walk([&](Operation *inner) {
+    Value written;
+    OperandRange indices = inner->getOperands().drop_front(0);
+    if (auto other = dyn_cast<AccumulateOp>(inner)) {
+      written = other.getDest();
+      indices = other.getIndices();
+    } else if (auto store = dyn_cast<memref::StoreOp>(inner)) {
+      written = store.getMemRef();
+      indices = store.getIndices();
+    } else if (auto rmw = dyn_cast<memref::AtomicRMWOp>(inner)) {
+      written = rmw.getMemref();
+      indices = rmw.getIndices();
+    } else if (isa<scf::ForOp, scf::IfOp, scf::WhileOp, scf::YieldOp,
+                   scf::ConditionOp, htmpl::YieldOp>(inner)) {
+      return;
+    } else {
+      auto effects = dyn_cast<MemoryEffectOpInterface>(inner);
+      if (!effects || effects.hasEffect<MemoryEffects::Write>() ||
+          effects.hasEffect<MemoryEffects::Free>())
+        safe = false;
+      return;
+    }
+    if (written == dest)
+      safe &= firstIndexIsDstRow(op, indices);
+    else if (rootBuffer(written) == root)
+      safe = false;
+  });
+  return safe;
+}
+
+arith::AtomicRMWKind atomicKind(AccumulateOp acc) {
+  bool isFloat = isa<FloatType>(acc.getValue().getType());
+  if (acc.getKind() == htmpl::Reduction::Add)
+    return isFloat ? arith::AtomicRMWKind::addf : arith::AtomicRMWKind::addi;
+  return isFloat ? arith::AtomicRMWKind::maximumf : arith::AtomicRMWKind::maxs;
+}
+
+/// Replaces `acc` by a plain load-combine-store or an atomic update.
+void lowerAccumulate(RewriterBase &rewriter, AccumulateOp acc, bool local) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(acc);
+  Location loc = acc.getLoc();
+  if (!local) {
+    memref::AtomicRMWOp::create(rewriter, loc, atomicKind(acc), acc.getValue(),
+                                acc.getDest(), acc.getIndices());
+    rewriter.eraseOp(acc);
+    return;
+  }
+  Value old =
+      memref::LoadOp::create(rewriter, loc, acc.getDest(), acc.getIndices());
+  Value value = acc.getValue(), combined;
+  bool isFloat = isa<FloatType>(value.getType());
+  if (acc.getKind() == htmpl::Reduction::Add)
+    combined = isFloat ? Value(arith::AddFOp::create(rewriter, loc, old, value))
+                       : Value(arith::AddIOp::create(rewriter, loc, old, value));
+  else
+    combined =
+        isFloat ? Value(arith::MaximumFOp::create(rewriter, loc, old, value))
+                : Value(arith::MaxSIOp::create(rewriter, loc, old, value));
+  memref::StoreOp::create(rewriter, loc, combined, acc.getDest(),
+                          acc.getIndices());
+  rewriter.eraseOp(acc);
+}
+
+/// `(a0, a1) < (b0, b1)` lexicographically, on indices.
+Value lexLess(OpBuilder &b, Location loc, Value a0, Value a1, Value b0,
+              Value b1) {
+  Value less =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a0, b0);
+  Value equal = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, a0, b0);
+  Value lessSecond =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a1, b1);
+  return arith::OrIOp::create(
+      b, loc, less, arith::AndIOp::create(b, loc, equal, lessSecond));
+}
+
+/// The first m in [lo, hi) with !below(m) (hi when there is none), for a
+/// predicate `below` that holds on a prefix of [lo, hi).
+Value lowerBound(OpBuilder &b, Location loc, Value lo, Value hi,
+                 function_ref<Value(OpBuilder &, Value)> below) {
+  Type index = b.getIndexType();
+  auto search = scf::WhileOp::create(
+      b, loc, TypeRange{index, index}, ValueRange{lo, hi},
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value open = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           args[0], args[1]);
+        scf::ConditionOp::create(b, loc, open, args);
+      },
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value half = arith::ShRUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, args[1], args[0]),
+            constIndex(b, loc, 1));
+        Value mid = arith::AddIOp::create(b, loc, args[0], half);
+        Value go = below(b, mid);
+        Value next = arith::AddIOp::create(b, loc, mid, constIndex(b, loc, 1));
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{arith::SelectOp::create(b, loc, go, next, args[0]),
+                       arith::SelectOp::create(b, loc, go, args[1], mid)});
+      });
+  return search.getResult(0);
+}
+
+class CPUTraversalPass
+    : public PassWrapper<CPUTraversalPass, OperationPass<ModuleOp>> {
+public:
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CPUTraversalPass)
+
+  StringRef getArgument() const override { return "hector-cpu-traversal"; }
+  StringRef getDescription() const override {
+    return "Partition COO edge traversals by destination so that "
+           "accumulates into destination rows need no atomics";
+  }
+  void getDependentDialects(DialectRegistry &registry) const override {
+    registry.insert<arith::ArithDialect, memref::MemRefDialect,
+                    scf::SCFDialect>();
+  }
+
+  void runOnOperation() override;
+
+private:
+  /// i1: are (etype, dst) sorted lexicographically? Computed once per pair
+  /// of arrays where an earlier check dominates.
+  Value sortedFlag(OpBuilder &b, Location loc, Value etype, Value dst,
+                   Operation *at, DominanceInfo &dominance);
+  void lowerPartitioned(RewriterBase &rewriter, TraversalOp op);
+
+  std::map<std::pair<void *, void *>, SmallVector<Value, 1>> flags;
+};
+
+Value CPUTraversalPass::sortedFlag(OpBuilder &b, Location loc, Value etype,
+                                   Value dst, Operation *at,
+                                   DominanceInfo &dominance) {
+  auto key = std::make_pair(etype.getAsOpaquePointer(),
+                            dst.getAsOpaquePointer());
+  for (Value flag : flags[key])
+    if (dominance.properlyDominates(flag, at))
+      return flag;
+  // flag = 1; every e with (etype, dst)[e] > (etype, dst)[e + 1] clears it
+  // (an atomic store: several iterations may).
+  auto i32 = b.getI32Type();
+  Value cell = memref::AllocaOp::create(b, loc, MemRefType::get({}, i32));
+  memref::StoreOp::create(b, loc, arith::ConstantIntOp::create(b, loc, i32, 1),
+                          cell, ValueRange{});
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
+  Value pairs = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, dimOf(b, loc, dst, 0), c1), c0);
+  auto loop = scf::ParallelOp::create(b, loc, ValueRange{c0},
+                                      ValueRange{pairs}, ValueRange{c1});
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(loop.getBody());
+    Value e = loop.getInductionVars()[0];
+    Value next = arith::AddIOp::create(b, loc, e, c1);
+    Value descending =
+        lexLess(b, loc, loadIndex(b, loc, etype, next),
+                loadIndex(b, loc, dst, next), loadIndex(b, loc, etype, e),
+                loadIndex(b, loc, dst, e));
+    auto ifOp = scf::IfOp::create(b, loc, descending, false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
+                                arith::ConstantIntOp::create(b, loc, i32, 0),
+                                cell, ValueRange{});
+  }
+  Value flag = arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::ne,
+      memref::LoadOp::create(b, loc, cell, ValueRange{}),
+      arith::ConstantIntOp::create(b, loc, i32, 0));
+  flags[key].push_back(flag);
+  return flag;
+}
+
+void CPUTraversalPass::lowerPartitioned(RewriterBase &rewriter,
+                                        TraversalOp op) {
+  Location loc = op.getLoc();
+  OperandRange adjacency = op.getAdjacency();
+  Value src = adjacency[0], dst = adjacency[1], etype = adjacency[2];
+  unsigned count = op.getInputs().size() + op.getOutputs().size();
+  Value nodesOf;
+  SmallVector<Value> operands(op.getInputs());
+  operands.append(op.getOutputs().begin(), op.getOutputs().end());
+  for (unsigned i = 0; i < count && !nodesOf; ++i)
+    if (op.getScheme(i) == AccessScheme::Dst)
+      nodesOf = operands[i];
+
+  // Accumulates: plain where the partition makes them local.
+  SmallVector<std::pair<AccumulateOp, bool>> accumulates;
+  op.getBody().walk([&](AccumulateOp acc) {
+    accumulates.push_back({acc, isDstLocal(op, acc)});
+  });
+  for (auto [acc, local] : accumulates)
+    lowerAccumulate(rewriter, acc, local);
+
+  OpBuilder &b = rewriter;
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
+  Value nodes = dimOf(b, loc, nodesOf, 0);
+  Value edges = dimOf(b, loc, src, 0);
+  // S = max(64, ceil(N / 1024)) nodes per block.
+  Value size = arith::MaxSIOp::create(
+      b, loc,
+      arith::CeilDivSIOp::create(b, loc, nodes,
+                                 constIndex(b, loc, kMaxBlocks)),
+      constIndex(b, loc, kMinBlockNodes));
+  Value blocks = arith::CeilDivSIOp::create(b, loc, nodes, size);
+  auto loop = scf::ParallelOp::create(b, loc, ValueRange{c0},
+                                      ValueRange{blocks}, ValueRange{c1});
+  b.setInsertionPointToStart(loop.getBody());
+  Value first = arith::MulIOp::create(b, loc, loop.getInductionVars()[0], size);
+  Value last = arith::MinSIOp::create(
+      b, loc, arith::AddIOp::create(b, loc, first, size), nodes);
+
+  auto types = scf::WhileOp::create(
+      b, loc, TypeRange{b.getIndexType()}, ValueRange{c0},
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value more = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           args[0], edges);
+        scf::ConditionOp::create(b, loc, more, args);
+      },
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value start = args[0];
+        Value type = loadIndex(b, loc, etype, start);
+        auto before = [&](Value node) {
+          return [&, node](OpBuilder &b, Value m) {
+            return lexLess(b, loc, loadIndex(b, loc, etype, m),
+                           loadIndex(b, loc, dst, m), type, node);
+          };
+        };
+        Value begin = lowerBound(b, loc, start, edges, before(first));
+        Value end = lowerBound(b, loc, begin, edges, before(last));
+        auto body = scf::ForOp::create(b, loc, begin, end, c1);
+        {
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPoint(body.getBody()->getTerminator());
+          Value e = body.getInductionVar();
+          SmallVector<Value> args = templates::bodyArguments(
+              b, loc, op, [&](AccessScheme scheme) -> Value {
+                switch (scheme) {
+                case AccessScheme::Edge:
+                  return e;
+                case AccessScheme::Compact:
+                  return loadIndex(b, loc, op.getCompactMap(), e);
+                case AccessScheme::Src:
+                  return loadIndex(b, loc, src, e);
+                case AccessScheme::Dst:
+                  return loadIndex(b, loc, dst, e);
+                case AccessScheme::EdgeType:
+                  return loadIndex(b, loc, etype, e);
+                default:
+                  llvm_unreachable("scheme not valid on edges (verified)");
+                }
+              });
+          templates::inlineBody(rewriter, op, args);
+        }
+        // The first edge of a later type.
+        Value next = lowerBound(b, loc, end, edges, [&](OpBuilder &b, Value m) {
+          return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                                       loadIndex(b, loc, etype, m), type);
+        });
+        scf::YieldOp::create(b, loc, ValueRange{next});
+      });
+  (void)types;
+  rewriter.eraseOp(op);
+}
+
+void CPUTraversalPass::runOnOperation() {
+  ModuleOp module = getOperation();
+  SmallVector<TraversalOp> candidates;
+  module.walk([&](TraversalOp op) {
+    if (op.getDomain() != htmpl::Domain::Edges ||
+        op.getAdjacencyFormat() != htmpl::Adjacency::COO)
+      return;
+    // Nested instances are left to htmpl-to-loops.
+    bool nested = op->getParentOfType<TraversalOp>() != nullptr;
+    op.getBody().walk([&](Operation *inner) {
+      nested |= isa<TraversalOp, htmpl::GemmOp>(inner);
+    });
+    if (nested)
+      return;
+    unsigned count = op.getInputs().size() + op.getOutputs().size();
+    bool hasDst = false;
+    for (unsigned i = 0; i < count; ++i)
+      hasDst |= op.getScheme(i) == AccessScheme::Dst;
+    bool gains = false;
+    op.getBody().walk([&](AccumulateOp acc) { gains |= isDstLocal(op, acc); });
+    if (hasDst && gains)
+      candidates.push_back(op);
+  });
+
+  IRRewriter rewriter(&getContext());
+  for (TraversalOp op : candidates) {
+    DominanceInfo dominance(op->getParentOfType<func::FuncOp>());
+    rewriter.setInsertionPoint(op);
+    Location loc = op.getLoc();
+    OperandRange adjacency = op.getAdjacency();
+    Value sorted =
+        sortedFlag(rewriter, loc, adjacency[2], adjacency[1], op, dominance);
+    auto branch = scf::IfOp::create(rewriter, loc, sorted,
+                                    /*withElseRegion=*/true);
+    // Unsorted: the traversal as it was, for htmpl-to-loops.
+    rewriter.setInsertionPoint(branch.elseBlock()->getTerminator());
+    rewriter.clone(*op);
+    rewriter.setInsertionPoint(branch.thenBlock()->getTerminator());
+    auto partitioned = cast<TraversalOp>(rewriter.clone(*op));
+    rewriter.eraseOp(op);
+    lowerPartitioned(rewriter, partitioned);
+  }
+}
+
+} // namespace
+
+std::unique_ptr<Pass> hector::createCPUTraversalPass() {
+  return std::make_unique<CPUTraversalPass>();
+}
