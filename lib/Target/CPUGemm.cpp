@@ -56,6 +56,9 @@ constexpr int64_t kTileBytes = 256;
 constexpr int64_t kOuterChunkRows = 512;
 /// Largest private accumulator of an outer-product chunk (elements).
 constexpr int64_t kMaxOuterBuffer = 1 << 20;
+/// Rows ahead whose gathered lhs row is prefetched, and the line size.
+constexpr int64_t kPrefetchDistance = 8;
+constexpr int64_t kCacheLine = 64;
 /// More column tiles than this per row are left to htmpl-to-loops (the
 /// tiles are unrolled into the code).
 constexpr int64_t kMaxTiles = 64;
@@ -224,6 +227,24 @@ private:
     return memref::LoadOp::create(b, loc, scale, ValueRange{i, head});
   }
 
+  /// With a gather list, asks the cache for the lhs row that row i +
+  /// kPrefetchDistance reads: the rows are scattered, so the hardware
+  /// prefetcher cannot guess them, and each row is a few cache lines.
+  void prefetchGatheredRow(Value i) {
+    Value lhsRows = op.getLhsRows();
+    if (!lhsRows)
+      return;
+    Value last = b.createOrFold<arith::SubIOp>(loc, rows(), idx(1));
+    Value ahead = arith::MinSIOp::create(
+        b, loc, arith::AddIOp::create(b, loc, i, idx(kPrefetchDistance)), last);
+    Value row = loadIndex(b, loc, lhsRows, ahead);
+    int64_t bytes = std::max<int64_t>(1, element.getIntOrFloatBitWidth() / 8);
+    for (int64_t col = 0; col < w.fullK(); col += kCacheLine / bytes)
+      memref::PrefetchOp::create(b, loc, op.getLhs(), ValueRange{row, idx(col)},
+                                 b.getBoolAttr(false), b.getI32IntegerAttr(3),
+                                 b.getBoolAttr(true));
+  }
+
   /// Opens `scf.parallel (%i) = (0) to (rows)` and, with segments, the guard
   /// that skips rows of no type; returns (i, t) with the insertion point
   /// inside. `t` is null without segments or `withType`.
@@ -260,11 +281,20 @@ std::pair<Value, Value> GemmBuilder::openRows(bool withType) {
 void GemmBuilder::writeTile(Value value, Value o, int64_t n0, int64_t width) {
   Value out = op.getOut();
   if (op.getAtomic()) {
-    for (int64_t lane = 0; lane < width; ++lane) {
-      Value x = vector::ExtractOp::create(b, loc, value, lane);
-      memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, x, out,
-                                  ValueRange{o, idx(n0 + lane)});
-    }
+    // One atomic add per column, in a loop (unrolled, each compare-and-swap
+    // loop would be code of its own).
+    scf::ForOp::create(
+        b, loc, idx(0), idx(width), idx(1), ValueRange{},
+        [&](OpBuilder &nested, Location, Value lane, ValueRange) {
+          OpBuilder::InsertionGuard inner(b);
+          b.setInsertionPoint(nested.getInsertionBlock(),
+                              nested.getInsertionPoint());
+          Value x = vector::ExtractOp::create(b, loc, value, OpFoldResult(lane));
+          Value column = arith::AddIOp::create(b, loc, lane, idx(n0));
+          memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, x,
+                                      out, ValueRange{o, column});
+          scf::YieldOp::create(b, loc);
+        });
     return;
   }
   if (op.getAccumulate())
@@ -310,6 +340,7 @@ void GemmBuilder::lowerRowMode() {
   Value i = row, t = type;
   Value l = index(op.getLhsRows(), i);
   Value o = index(op.getOutRows(), i);
+  prefetchGatheredRow(i);
 
   if (!w.transposed) {
     for (const Tile &tile : tiles) {
@@ -492,13 +523,22 @@ LogicalResult GemmBuilder::lowerOuterProduct() {
                       out, at);
                 continue;
               }
-              for (int64_t lane = 0; lane < tile.width; ++lane) {
-                SmallVector<Value> laneAt =
-                    weightAt(t, tile.head, k, idx(tile.col + lane));
-                memref::AtomicRMWOp::create(
-                    b, loc, arith::AtomicRMWKind::addf,
-                    vector::ExtractOp::create(b, loc, sum, lane), out, laneAt);
-              }
+              // One atomic add per element, in a loop over the tile.
+              scf::ForOp::create(
+                  b, loc, idx(0), idx(tile.width), idx(1), ValueRange{},
+                  [&](OpBuilder &nested3, Location, Value lane, ValueRange) {
+                    OpBuilder::InsertionGuard inner3(b);
+                    b.setInsertionPoint(nested3.getInsertionBlock(),
+                                        nested3.getInsertionPoint());
+                    Value col = arith::AddIOp::create(b, loc, lane,
+                                                      idx(tile.col));
+                    Value x = memref::LoadOp::create(
+                        b, loc, buffer, ValueRange{idx(tile.head), k, col});
+                    memref::AtomicRMWOp::create(
+                        b, loc, arith::AtomicRMWKind::addf, x, out,
+                        weightAt(t, tile.head, k, col));
+                    scf::YieldOp::create(b, loc);
+                  });
             }
             scf::YieldOp::create(b, loc);
           });
