@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
-"""Forward-pass time of RGCN, RGAT and HGT compiled by `hectorc --target=cpu`.
+"""Forward-pass (or training-step) time of RGCN, RGAT and HGT compiled by
+`hectorc --target=cpu`.
 
     python3 bench/cpu_forward.py [--hectorc build/bin/hectorc] [--width 64]
         [--heads 1] [--threads 1,2] [--repeat 5] [--graphs debian,bgs:0.25]
         [--models rgcn,rgat,hgt] [--hectorc-flag=--opt-level=3 ...]
+        [--training] [--json out.json]
 
 Graphs: `debian` is the bundled Debian package graph
 (examples/data/debian-packages.npz); `NAME:SCALE` is the synthetic graph
@@ -19,6 +21,11 @@ GFLOP/s is an estimate from the formulas of BRIEF.md section 4 as written
   rgat: E (4 d^2 + 6 d)                       (z_e, W h_t, two dots, sum)
   hgt:  N (8 d^2 + d) + E (4 d^2 / H + 4 d)   (K, Q, V, A; Watt, Wmsg per edge)
 It is the same count for every implementation, not what Hector executes.
+
+--training compiles with `hectorc --training` and times one forward plus
+backward through hector.autograd (torch): loss = sum(out * G) for a fixed
+random G, gradients of h and of every weight. Its GFLOP/s counts 3x the
+forward's FLOPs (the usual estimate of a training step).
 """
 
 from __future__ import annotations
@@ -66,7 +73,7 @@ def load_graph(spec, width):
     return spec, graph, features
 
 
-def compile_model(hectorc, model, width, heads, flags, workdir):
+def compile_model(hectorc, model, width, heads, flags, workdir, training=False):
     source = subprocess.run([sys.executable, os.path.join(REPO, "examples", "generate.py"),
                              model, "--width", str(width), "--heads", str(heads)],
                             capture_output=True, text=True, check=True).stdout
@@ -75,8 +82,26 @@ def compile_model(hectorc, model, width, heads, flags, workdir):
         f.write(source)
     lib = os.path.join(workdir, f"lib{model}.so")
     start = time.perf_counter()
-    subprocess.run([hectorc, path, "--target=cpu", "-o", lib, *flags], check=True)
-    return compiled.load(lib)[model], time.perf_counter() - start
+    subprocess.run([hectorc, path, "--target=cpu", "-o", lib, *flags,
+                    *(["--training"] if training else [])], check=True)
+    library = compiled.load(lib)
+    return (library if training else library[model]), time.perf_counter() - start
+
+
+def training_step(library, model, pre, values):
+    """A callable running forward + backward once (torch autograd)."""
+    import torch
+    from hector import autograd
+    leaves = {k: torch.tensor(v, requires_grad=True) for k, v in values.items()}
+    cotangent = torch.from_numpy(np.random.default_rng(2).standard_normal(
+        (pre.N, values["h"].shape[1])).astype(np.float32))
+
+    def step():
+        for leaf in leaves.values():
+            leaf.grad = None
+        out, = autograd.run(library, model, pre, **leaves)
+        (out * cotangent).sum().backward()
+    return step
 
 
 def main():
@@ -92,6 +117,8 @@ def main():
     parser.add_argument("--models", default="rgcn,rgat,hgt")
     parser.add_argument("--hectorc-flag", action="append", default=[],
                         help="extra hectorc option (repeatable)")
+    parser.add_argument("--training", action="store_true",
+                        help="time forward + backward (hectorc --training, torch autograd)")
     parser.add_argument("--json", help="also write the rows as JSON here")
     args = parser.parse_args()
 
@@ -99,11 +126,12 @@ def main():
     workdir = tempfile.mkdtemp(prefix="hector-bench-")
     print(f"# {platform.node()}: {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}; "
           f"hectorc {args.hectorc} {' '.join(args.hectorc_flag)}; width {args.width}, "
-          f"heads {args.heads}, median of {args.repeat}")
+          f"heads {args.heads}, {'training step' if args.training else 'forward'}, "
+          f"median of {args.repeat}")
     entries = {}
     for model in args.models.split(","):
         entries[model], seconds = compile_model(args.hectorc, model, args.width, args.heads,
-                                                args.hectorc_flag, workdir)
+                                                args.hectorc_flag, workdir, args.training)
         print(f"# compiled {model} in {seconds:.1f} s")
     rows = []
     print(f"{'graph':<14} {'N':>8} {'E':>9} {'model':<5} {'threads':>7} {'ms':>9} {'GFLOP/s':>8}")
@@ -115,20 +143,25 @@ def main():
         for model, entry in entries.items():
             weights = params.make_params(model, graph, args.width, args.width, args.heads)
             values = {k: np.ascontiguousarray(v, dtype=np.float32) for k, v in weights.items()}
-            values.update(pre.arrays(), h=features,
-                          result0=np.zeros((n, args.width), np.float32))
-            call = {a.name: values[a.name] for a in entry.arguments}
+            if args.training:
+                run = training_step(entry, model, pre, dict(values, h=features))
+            else:
+                values.update(pre.arrays(), h=features,
+                              result0=np.zeros((n, args.width), np.float32))
+                call = {a.name: values[a.name] for a in entry.arguments}
+                run = lambda: entry(**call)  # noqa: E731
             for count in threads:
                 if count is not None:
                     os.environ["HECTOR_NUM_THREADS"] = str(count)
-                entry(**call)  # warm-up: page faults of the temporaries, caches
+                run()  # warm-up: page faults of the temporaries, caches
                 times = []
                 for _ in range(args.repeat):
                     start = time.perf_counter()
-                    entry(**call)
+                    run()
                     times.append(time.perf_counter() - start)
                 ms = 1e3 * float(np.median(times))
-                gflops = model_flops(model, n, e, args.width, args.heads) / (ms * 1e6)
+                flops = model_flops(model, n, e, args.width, args.heads)
+                gflops = (3 if args.training else 1) * flops / (ms * 1e6)
                 label = "default" if count is None else str(count)
                 print(f"{name:<14} {n:>8} {e:>9} {model:<5} {label:>7} {ms:>9.1f} {gflops:>8.2f}",
                       flush=True)
@@ -137,6 +170,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"width": args.width, "heads": args.heads, "flags": args.hectorc_flag,
+                       "training": args.training, "hectorc": args.hectorc,
                        "cpus": os.cpu_count(), "rows": rows}, f, indent=1)
 
 
