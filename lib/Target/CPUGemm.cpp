@@ -18,6 +18,14 @@
 // [H, K, N] buffer, then adds it to the weight slice: plainly when the chunk
 // holds the whole segment (its only writer), else atomically.
 //
+// A scatter with atomic stores (several rows add into one output row) runs
+// per part of the output rows instead, one part per thread of the CPU
+// runtime (hector_cpu_num_threads): each part walks all rows in order and
+// computes those whose output row it owns, adding without atomics. Each
+// output row is then summed in row order whatever the thread count, and no
+// locked instruction is issued (an x86 float atomic add is a compare-and-
+// swap loop of some 30 cycles, per column).
+//
 // Both modes keep the instance's semantics exactly (gather, scatter,
 // segments and rows outside them, per-head blocks, row scales, accumulate,
 // atomic). GEMMs whose weight sizes are not static, or whose memrefs are
@@ -32,6 +40,7 @@
 #include "../Conversion/TemplateUtils/TemplateUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
@@ -168,6 +177,9 @@ private:
   Location loc;
   Type element;
   arith::FastMathFlagsAttr contract;
+  /// Scattered atomic rows run per owner of the output rows: each output
+  /// row has one writer, and adds up its rows in order.
+  bool owned = false;
 
   Value idx(int64_t v) { return constIndex(b, loc, v); }
   VectorType vec(int64_t width) { return VectorType::get({width}, element); }
@@ -245,6 +257,21 @@ private:
                                  b.getBoolAttr(true));
   }
 
+  /// The CPU runtime's thread count, declared in the module once.
+  func::FuncOp threadCount() {
+    auto module = op->getParentOfType<ModuleOp>();
+    if (auto existing =
+            module.lookupSymbol<func::FuncOp>(kCPUNumThreads))
+      return existing;
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToEnd(module.getBody());
+    auto decl = func::FuncOp::create(
+        b, loc, kCPUNumThreads,
+        b.getFunctionType({}, {b.getI32Type()}));
+    decl.setPrivate();
+    return decl;
+  }
+
   /// Opens `scf.parallel (%i) = (0) to (rows)` and, with segments, the guard
   /// that skips rows of no type; returns (i, t) with the insertion point
   /// inside. `t` is null without segments or `withType`.
@@ -256,10 +283,40 @@ private:
 };
 
 std::pair<Value, Value> GemmBuilder::openRows(bool withType) {
-  auto loop = scf::ParallelOp::create(b, loc, ValueRange{idx(0)},
-                                      ValueRange{rows()}, ValueRange{idx(1)});
-  b.setInsertionPointToStart(loop.getBody());
-  Value i = loop.getInductionVars()[0];
+  Value i;
+  if (!owned) {
+    auto loop = scf::ParallelOp::create(
+        b, loc, ValueRange{idx(0)}, ValueRange{rows()}, ValueRange{idx(1)});
+    b.setInsertionPointToStart(loop.getBody());
+    i = loop.getInductionVars()[0];
+  } else {
+    // One part of the output rows per thread; every part walks all rows in
+    // order and keeps those that write its output rows.
+    Value threads = arith::IndexCastOp::create(
+        b, loc, b.getIndexType(),
+        func::CallOp::create(b, loc, threadCount(), ValueRange{})
+            .getResult(0));
+    Value parts = arith::MaxSIOp::create(b, loc, threads, idx(1));
+    Value outRows = dimOf(b, loc, op.getOut(), 0);
+    Value size = arith::MaxSIOp::create(
+        b, loc, arith::CeilDivSIOp::create(b, loc, outRows, parts), idx(1));
+    auto loop = scf::ParallelOp::create(b, loc, ValueRange{idx(0)},
+                                        ValueRange{parts}, ValueRange{idx(1)});
+    b.setInsertionPointToStart(loop.getBody());
+    Value first = arith::MulIOp::create(b, loc, loop.getInductionVars()[0],
+                                        size);
+    Value last = arith::AddIOp::create(b, loc, first, size);
+    auto walk = scf::ForOp::create(b, loc, idx(0), rows(), idx(1));
+    b.setInsertionPoint(walk.getBody()->getTerminator());
+    i = walk.getInductionVar();
+    Value o = index(op.getOutRows(), i);
+    Value mine = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, first, o),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, o, last));
+    auto ifMine = scf::IfOp::create(b, loc, mine, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(ifMine.thenBlock());
+  }
   Value segments = op.getSegments();
   if (!segments)
     return {i, Value()};
@@ -280,7 +337,7 @@ std::pair<Value, Value> GemmBuilder::openRows(bool withType) {
 
 void GemmBuilder::writeTile(Value value, Value o, int64_t n0, int64_t width) {
   Value out = op.getOut();
-  if (op.getAtomic()) {
+  if (op.getAtomic() && !owned) {
     // One atomic add per column, in a loop (unrolled, each compare-and-swap
     // loop would be code of its own).
     scf::ForOp::create(
@@ -297,7 +354,7 @@ void GemmBuilder::writeTile(Value value, Value o, int64_t n0, int64_t width) {
         });
     return;
   }
-  if (op.getAccumulate())
+  if (op.getAccumulate() || op.getAtomic())
     value = arith::AddFOp::create(b, loc,
                                   load(out, ValueRange{o, idx(n0)}, width),
                                   value);
@@ -306,12 +363,12 @@ void GemmBuilder::writeTile(Value value, Value o, int64_t n0, int64_t width) {
 
 void GemmBuilder::writeScalar(Value value, Value o, Value column) {
   Value out = op.getOut();
-  if (op.getAtomic()) {
+  if (op.getAtomic() && !owned) {
     memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, value, out,
                                 ValueRange{o, column});
     return;
   }
-  if (op.getAccumulate())
+  if (op.getAccumulate() || op.getAtomic())
     value = arith::AddFOp::create(
         b, loc, memref::LoadOp::create(b, loc, out, ValueRange{o, column}),
         value);
@@ -336,11 +393,13 @@ void GemmBuilder::lowerRowMode() {
     }
   }
 
+  owned = op.getAtomic();
   auto [row, type] = openRows();
   Value i = row, t = type;
   Value l = index(op.getLhsRows(), i);
   Value o = index(op.getOutRows(), i);
-  prefetchGatheredRow(i);
+  if (!owned)
+    prefetchGatheredRow(i);
 
   if (!w.transposed) {
     for (const Tile &tile : tiles) {
@@ -620,8 +679,9 @@ public:
            "left to htmpl-to-loops)";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, memref::MemRefDialect,
-                    scf::SCFDialect, vector::VectorDialect>();
+    registry.insert<arith::ArithDialect, func::FuncDialect,
+                    memref::MemRefDialect, scf::SCFDialect,
+                    vector::VectorDialect>();
   }
 
   void runOnOperation() override {

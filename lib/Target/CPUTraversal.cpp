@@ -11,7 +11,10 @@
 // that type's edges whose destination lies in the block (binary searches on
 // (type, destination)). Each destination row then has one writer, so the
 // accumulates into destination rows become plain read-modify-writes; the
-// others stay atomic.
+// others stay atomic. A traversal without such accumulates but with
+// accumulates into edge-type rows (per-type gradients) runs one iteration
+// per edge type instead (its edges are one run), which makes those plain.
+// Either way each row is summed in edge order, whatever the thread count.
 //
 // The order is checked at run time (one pass over the two arrays, shared by
 // the traversals of a function that read the same arrays): when the arrays
@@ -29,6 +32,11 @@
 //         %e = first edge of a later type
 //     }
 //   } else { the traversal, unchanged (htmpl-to-loops lowers it) }
+//
+// and, partitioned by edge type,
+//
+//     scf.parallel (%t) = (0) to (rows of the per-type buffer) {
+//       scf.for %edge = lower_bound(t) to lower_bound(t + 1) { body } }
 //
 //===----------------------------------------------------------------------===//
 
@@ -74,25 +82,26 @@ Value rootBuffer(Value memref) {
   return memref;
 }
 
-/// The rows of the body that are destination rows.
-bool isDstRow(TraversalOp op, Value value) {
+/// Is `value` the row of an operand accessed with `scheme`?
+bool isRowOf(TraversalOp op, Value value, AccessScheme scheme) {
   unsigned count = op.getInputs().size() + op.getOutputs().size();
   for (unsigned i = 0; i < count; ++i)
-    if (op.getScheme(i) == AccessScheme::Dst && value == op.getRowArgument(i))
+    if (op.getScheme(i) == scheme && value == op.getRowArgument(i))
       return true;
   return false;
 }
 
-bool firstIndexIsDstRow(TraversalOp op, OperandRange indices) {
-  return !indices.empty() && isDstRow(op, indices.front());
+bool firstIndexIsRowOf(TraversalOp op, OperandRange indices,
+                       AccessScheme scheme) {
+  return !indices.empty() && isRowOf(op, indices.front(), scheme);
 }
 
-/// True when, with one writer per destination row, `acc` needs no atomic:
-/// it and every other write of the body to its buffer are at a destination
-/// row, no other written buffer is a view of the same memory, and it is not
-/// inside a parallel construct of the body.
-bool isDstLocal(TraversalOp op, AccumulateOp acc) {
-  if (!firstIndexIsDstRow(op, acc.getIndices()))
+/// True when, with one writer per row of `scheme` (destination or edge
+/// type), `acc` needs no atomic: it and every other write of the body to its
+/// buffer are at such a row, no other written buffer is a view of the same
+/// memory, and it is not inside a parallel construct of the body.
+bool isLocal(TraversalOp op, AccumulateOp acc, AccessScheme scheme) {
+  if (!firstIndexIsRowOf(op, acc.getIndices(), scheme))
     return false;
   for (Operation *parent = acc->getParentOp(); parent != op.getOperation();
        parent = parent->getParentOp())
@@ -123,11 +132,24 @@ bool isDstLocal(TraversalOp op, AccumulateOp acc) {
       return;
     }
     if (written == dest)
-      safe &= firstIndexIsDstRow(op, indices);
+      safe &= firstIndexIsRowOf(op, indices, scheme);
     else if (rootBuffer(written) == root)
       safe = false;
   });
   return safe;
+}
+
+/// The partition that makes some accumulate of `op` local: destination
+/// blocks first, else edge types; none (Edge) when neither does.
+AccessScheme partitionOf(TraversalOp op) {
+  for (AccessScheme scheme : {AccessScheme::Dst, AccessScheme::EdgeType}) {
+    bool gains = false;
+    op.getBody().walk(
+        [&](AccumulateOp acc) { gains |= isLocal(op, acc, scheme); });
+    if (gains)
+      return scheme;
+  }
+  return AccessScheme::Edge;
 }
 
 arith::AtomicRMWKind atomicKind(AccumulateOp acc) {
@@ -225,7 +247,8 @@ private:
   /// of arrays where an earlier check dominates.
   Value sortedFlag(OpBuilder &b, Location loc, Value etype, Value dst,
                    Operation *at, DominanceInfo &dominance);
-  void lowerPartitioned(RewriterBase &rewriter, TraversalOp op);
+  void lowerPartitioned(RewriterBase &rewriter, TraversalOp op,
+                        AccessScheme partition);
 
   std::map<std::pair<void *, void *>, SmallVector<Value, 1>> flags;
 };
@@ -272,31 +295,80 @@ Value CPUTraversalPass::sortedFlag(OpBuilder &b, Location loc, Value etype,
   return flag;
 }
 
-void CPUTraversalPass::lowerPartitioned(RewriterBase &rewriter,
-                                        TraversalOp op) {
+/// The edge loop body: the traversal's body for edge `e`.
+void inlineEdge(RewriterBase &rewriter, TraversalOp op, Location loc,
+                Value e) {
+  OperandRange adjacency = op.getAdjacency();
+  Value src = adjacency[0], dst = adjacency[1], etype = adjacency[2];
+  OpBuilder &b = rewriter;
+  SmallVector<Value> args = templates::bodyArguments(
+      b, loc, op, [&](AccessScheme scheme) -> Value {
+        switch (scheme) {
+        case AccessScheme::Edge:
+          return e;
+        case AccessScheme::Compact:
+          return loadIndex(b, loc, op.getCompactMap(), e);
+        case AccessScheme::Src:
+          return loadIndex(b, loc, src, e);
+        case AccessScheme::Dst:
+          return loadIndex(b, loc, dst, e);
+        case AccessScheme::EdgeType:
+          return loadIndex(b, loc, etype, e);
+        default:
+          llvm_unreachable("scheme not valid on edges (verified)");
+        }
+      });
+  templates::inlineBody(rewriter, op, args);
+}
+
+void CPUTraversalPass::lowerPartitioned(RewriterBase &rewriter, TraversalOp op,
+                                        AccessScheme partition) {
   Location loc = op.getLoc();
   OperandRange adjacency = op.getAdjacency();
   Value src = adjacency[0], dst = adjacency[1], etype = adjacency[2];
-  unsigned count = op.getInputs().size() + op.getOutputs().size();
-  Value nodesOf;
-  SmallVector<Value> operands(op.getInputs());
-  operands.append(op.getOutputs().begin(), op.getOutputs().end());
-  for (unsigned i = 0; i < count && !nodesOf; ++i)
-    if (op.getScheme(i) == AccessScheme::Dst)
-      nodesOf = operands[i];
 
-  // Accumulates: plain where the partition makes them local.
+  // Accumulates: plain where the partition makes them local. The rows of
+  // the partition's scheme: the first local accumulate's buffer has them.
   SmallVector<std::pair<AccumulateOp, bool>> accumulates;
+  Value partitioned;
   op.getBody().walk([&](AccumulateOp acc) {
-    accumulates.push_back({acc, isDstLocal(op, acc)});
+    bool local = isLocal(op, acc, partition);
+    accumulates.push_back({acc, local});
+    if (local && !partitioned)
+      partitioned = acc.getDest();
   });
   for (auto [acc, local] : accumulates)
     lowerAccumulate(rewriter, acc, local);
 
   OpBuilder &b = rewriter;
   Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
-  Value nodes = dimOf(b, loc, nodesOf, 0);
   Value edges = dimOf(b, loc, src, 0);
+
+  if (partition == AccessScheme::EdgeType) {
+    // One iteration per edge type: its edges are one run in the canonical
+    // order, and its rows have no other writer.
+    Value types = dimOf(b, loc, partitioned, 0);
+    auto loop = scf::ParallelOp::create(b, loc, ValueRange{c0},
+                                        ValueRange{types}, ValueRange{c1});
+    b.setInsertionPointToStart(loop.getBody());
+    Value type = loop.getInductionVars()[0];
+    auto before = [&](Value bound) {
+      return [&, bound](OpBuilder &b, Value m) {
+        return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                     loadIndex(b, loc, etype, m), bound);
+      };
+    };
+    Value begin = lowerBound(b, loc, c0, edges, before(type));
+    Value end = lowerBound(b, loc, begin, edges,
+                           before(arith::AddIOp::create(b, loc, type, c1)));
+    auto body = scf::ForOp::create(b, loc, begin, end, c1);
+    b.setInsertionPoint(body.getBody()->getTerminator());
+    inlineEdge(rewriter, op, loc, body.getInductionVar());
+    rewriter.eraseOp(op);
+    return;
+  }
+
+  Value nodes = dimOf(b, loc, partitioned, 0);
   // S = max(64, ceil(N / 1024)) nodes per block.
   Value size = arith::MaxSIOp::create(
       b, loc,
@@ -333,25 +405,7 @@ void CPUTraversalPass::lowerPartitioned(RewriterBase &rewriter,
         {
           OpBuilder::InsertionGuard guard(b);
           b.setInsertionPoint(body.getBody()->getTerminator());
-          Value e = body.getInductionVar();
-          SmallVector<Value> args = templates::bodyArguments(
-              b, loc, op, [&](AccessScheme scheme) -> Value {
-                switch (scheme) {
-                case AccessScheme::Edge:
-                  return e;
-                case AccessScheme::Compact:
-                  return loadIndex(b, loc, op.getCompactMap(), e);
-                case AccessScheme::Src:
-                  return loadIndex(b, loc, src, e);
-                case AccessScheme::Dst:
-                  return loadIndex(b, loc, dst, e);
-                case AccessScheme::EdgeType:
-                  return loadIndex(b, loc, etype, e);
-                default:
-                  llvm_unreachable("scheme not valid on edges (verified)");
-                }
-              });
-          templates::inlineBody(rewriter, op, args);
+          inlineEdge(rewriter, op, loc, body.getInductionVar());
         }
         // The first edge of a later type.
         Value next = lowerBound(b, loc, end, edges, [&](OpBuilder &b, Value m) {
@@ -366,7 +420,7 @@ void CPUTraversalPass::lowerPartitioned(RewriterBase &rewriter,
 
 void CPUTraversalPass::runOnOperation() {
   ModuleOp module = getOperation();
-  SmallVector<TraversalOp> candidates;
+  SmallVector<std::pair<TraversalOp, AccessScheme>> candidates;
   module.walk([&](TraversalOp op) {
     if (op.getDomain() != htmpl::Domain::Edges ||
         op.getAdjacencyFormat() != htmpl::Adjacency::COO)
@@ -378,18 +432,13 @@ void CPUTraversalPass::runOnOperation() {
     });
     if (nested)
       return;
-    unsigned count = op.getInputs().size() + op.getOutputs().size();
-    bool hasDst = false;
-    for (unsigned i = 0; i < count; ++i)
-      hasDst |= op.getScheme(i) == AccessScheme::Dst;
-    bool gains = false;
-    op.getBody().walk([&](AccumulateOp acc) { gains |= isDstLocal(op, acc); });
-    if (hasDst && gains)
-      candidates.push_back(op);
+    AccessScheme partition = partitionOf(op);
+    if (partition != AccessScheme::Edge)
+      candidates.push_back({op, partition});
   });
 
   IRRewriter rewriter(&getContext());
-  for (TraversalOp op : candidates) {
+  for (auto [op, partition] : candidates) {
     DominanceInfo dominance(op->getParentOfType<func::FuncOp>());
     rewriter.setInsertionPoint(op);
     Location loc = op.getLoc();
@@ -404,7 +453,7 @@ void CPUTraversalPass::runOnOperation() {
     rewriter.setInsertionPoint(branch.thenBlock()->getTerminator());
     auto partitioned = cast<TraversalOp>(rewriter.clone(*op));
     rewriter.eraseOp(op);
-    lowerPartitioned(rewriter, partitioned);
+    lowerPartitioned(rewriter, partitioned, partition);
   }
 }
 

@@ -34,15 +34,28 @@ func.func @typed_gather(%h: memref<?x8xf32>, %src: memref<?xi32>, %w: memref<?x8
 // -----
 
 // Scatter with atomics and no accumulate: the scattered rows are cleared
-// first; transposed slices give one vector dot product per column.
+// first; then one part of the output rows per thread walks all rows and
+// adds, without atomics, those that write its rows. Transposed slices give
+// one vector dot product per column.
 // CHECK-LABEL: func.func @transposed_atomic(
+// CHECK-SAME: %[[OUT:[^:]*]]: memref<?x4xf32>, %[[ROWS:[^:]*]]: memref<?xi32>
 // CHECK: scf.parallel
 // CHECK: vector.store %{{.*}} : memref<?x4xf32>, vector<4xf32>
-// CHECK: scf.parallel
+// CHECK: %[[T:.*]] = call @hector_cpu_num_threads() : () -> i32
+// CHECK: %[[TI:.*]] = arith.index_cast %[[T]]
+// CHECK: %[[PARTS:.*]] = arith.maxsi %[[TI]]
+// CHECK: scf.parallel (%[[P:.*]]) = (%{{.*}}) to (%[[PARTS]])
+// CHECK: scf.for %[[I:.*]] =
+// CHECK: memref.load %[[ROWS]][%[[I]]]
+// CHECK: scf.if
 // CHECK: scf.for
 // CHECK: arith.mulf {{.*}} : vector<8xf32>
-// CHECK: vector.reduction <add>, {{.*}} fastmath<reassoc> : vector<8xf32> into f32
-// CHECK: memref.atomic_rmw addf
+// CHECK: %[[DOT:.*]] = vector.reduction <add>, {{.*}} fastmath<reassoc> : vector<8xf32> into f32
+// CHECK: %[[OLD:.*]] = memref.load %[[OUT]]
+// CHECK: %[[NEW:.*]] = arith.addf %[[OLD]], %[[DOT]]
+// CHECK: memref.store %[[NEW]], %[[OUT]]
+// CHECK-NOT: atomic_rmw
+// CHECK: func.func private @hector_cpu_num_threads() -> i32
 func.func @transposed_atomic(%h: memref<?x8xf32>, %w: memref<4x8xf32>, %out: memref<?x4xf32>,
                              %rows: memref<?xi32>) {
   htmpl.gemm lhs(%h : memref<?x8xf32>) rhs(%w : memref<4x8xf32>)
@@ -82,7 +95,9 @@ func.func @heads_scale(%h: memref<?x8xf32>, %w: memref<2x4x6xf32>, %s: memref<?x
 // CHECK: scf.if
 // CHECK: vector.store {{.*}} : memref<?x8x4xf32>, vector<4xf32>
 // CHECK: } else {
-// CHECK-COUNT-4: memref.atomic_rmw addf
+// CHECK: scf.for
+// CHECK: memref.load %[[BUF]]
+// CHECK: memref.atomic_rmw addf
 // CHECK: memref.dealloc %[[BUF]]
 func.func @outer(%x: memref<?x8xf32>, %g: memref<?x4xf32>, %seg: memref<?xi32>,
                  %dw: memref<?x8x4xf32>) {

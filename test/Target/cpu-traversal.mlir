@@ -2,8 +2,10 @@
 // rows runs, when (edge type, destination) is sorted, as a parallel loop over
 // blocks of destination nodes, each walking every edge type's run of edges
 // into its block (binary searches); accumulates into destination rows become
-// plain read-modify-writes, others stay atomic. The order is checked first;
-// unsorted arrays take the unchanged traversal (atomics, htmpl-to-loops).
+// plain read-modify-writes, others stay atomic. One with accumulates into
+// edge-type rows only runs one iteration per edge type. The order is checked
+// first; unsorted arrays take the unchanged traversal (atomics,
+// htmpl-to-loops).
 
 // RUN: hector-opt %s --hector-cpu-traversal --split-input-file | FileCheck %s
 // RUN: hector-opt %s --hector-cpu-traversal --htmpl-to-loops --split-input-file \
@@ -92,6 +94,41 @@ func.func @no_gain(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>
     %v = memref.load %x[%rx, %c0] : memref<?x4xf32>
     htmpl.accumulate add %v, %y[%ry, %c0] : f32, memref<?x4xf32>
     memref.store %v, %y[%rx, %c0] : memref<?x4xf32>
+  }
+  return
+}
+
+// -----
+
+// Accumulates into edge-type rows only (a per-type gradient): one iteration
+// per type, over its run of edges; the accumulate is plain.
+// CHECK-LABEL: func.func @per_type(
+// CHECK-SAME: %{{[^:]*}}: memref<?xi32>, %{{[^:]*}}: memref<?xi32>, %[[ETY:[^:]*]]: memref<?xi32>, %{{[^:]*}}: memref<?x4xf32>, %[[GA:[^:]*]]: memref<?x4xf32>
+// CHECK: scf.if %{{.*}} {
+// CHECK: %[[R:.*]] = memref.dim %[[GA]], %{{.*}}
+// CHECK: scf.parallel (%[[T:.*]]) = (%{{.*}}) to (%[[R]])
+// CHECK: scf.while
+// CHECK: scf.while
+// CHECK: scf.for
+// CHECK: %[[TY:.*]] = memref.load %[[ETY]]
+// CHECK: %[[TI:.*]] = arith.index_cast %[[TY]]
+// CHECK: %[[OLD:.*]] = memref.load %[[GA]][%[[TI]], %{{.*}}]
+// CHECK: arith.addf %[[OLD]]
+// CHECK: memref.store {{.*}}, %[[GA]][%[[TI]], %{{.*}}]
+// CHECK: } else {
+// CHECK: htmpl.traversal
+func.func @per_type(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                    %x: memref<?x4xf32>, %ga: memref<?x4xf32>) {
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%x : memref<?x4xf32> as src) outs(%ga : memref<?x4xf32> as etype) {
+  ^bb0(%e: index, %rx: index, %rt: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c4 = arith.constant 4 : index
+    scf.for %f = %c0 to %c4 step %c1 {
+      %v = memref.load %x[%rx, %f] : memref<?x4xf32>
+      htmpl.accumulate add %v, %ga[%rt, %f] : f32, memref<?x4xf32>
+    }
   }
   return
 }

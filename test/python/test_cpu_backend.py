@@ -187,11 +187,16 @@ def test_row_gemm(tmp_path, threads, case):
     entry = _gemm_library(tmp_path, case, operands, {"out"}, text)
     want = _row_reference(lhs, rhs, out0, seg, lrows, orows, scale, cfg.get("transpose", False),
                           cfg.get("accumulate", False), cfg.get("atomic", False), heads)
+    results = []
     for count in THREADS:
         threads(count)
         out = out0.copy()
         entry(**dict(operands, out=out))
         np.testing.assert_allclose(out, want, rtol=1e-4, atol=1e-4)
+        results.append(out)
+    # No atomics in row mode (scatters run per owner of the output rows, in
+    # row order): the thread count does not change a bit.
+    np.testing.assert_array_equal(results[0], results[1])
 
 
 # ---- GEMM, outer-product mode --------------------------------------------------
@@ -448,3 +453,86 @@ def test_every_cpu_version(model_libraries, level):
 def test_threads_from_omp_num_threads_and_fork(model_libraries):
     env = {"OMP_NUM_THREADS": "3,2", "HECTOR_NUM_THREADS": ""}
     _child(model_libraries["rgat"][0], env, fork=True)
+
+
+# ---- traversals -------------------------------------------------------------------
+
+_TRAVERSALS = """
+func.func @trav(%src: {e} {{hector.arg = {{role = "graph", name = "edge_src"}}}},
+                %dst: {e} {{hector.arg = {{role = "graph", name = "edge_dst"}}}},
+                %ety: {e} {{hector.arg = {{role = "graph", name = "edge_type"}}}},
+                %x: {f} {{hector.arg = {{role = "input", name = "x"}}}},
+                %y: {f} {{hector.arg = {{role = "input", name = "y"}}}},
+                %out: {f} {{hector.arg = {{role = "output", name = "out"}}}},
+                %back: {f} {{hector.arg = {{role = "output", name = "back"}}}},
+                %ga: {f} {{hector.arg = {{role = "output", name = "ga"}}}})
+    attributes {{hector.entry}} {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  // Destination sums (partitioned by destination) and source maxima (atomic).
+  htmpl.traversal edges coo(%src, %dst, %ety : {e}, {e}, {e})
+      ins(%x : {f} as src, %y : {f} as dst) outs(%out : {f} as dst, %back : {f} as src) {{
+  ^bb0(%i: index, %rx: index, %ry: index, %ro: index, %rb: index):
+    scf.for %f = %c0 to %c4 step %c1 {{
+      %a = memref.load %x[%rx, %f] : {f}
+      %b = memref.load %y[%ry, %f] : {f}
+      %p = arith.mulf %a, %b : f32
+      htmpl.accumulate add %p, %out[%ro, %f] : f32, {f}
+      htmpl.accumulate max %p, %back[%rb, %f] : f32, {f}
+    }}
+  }}
+  // Per-type sums (partitioned by edge type).
+  htmpl.traversal edges coo(%src, %dst, %ety : {e}, {e}, {e})
+      ins(%x : {f} as src, %y : {f} as dst) outs(%ga : {f} as etype) {{
+  ^bb0(%i: index, %rx: index, %ry: index, %rt: index):
+    scf.for %f = %c0 to %c4 step %c1 {{
+      %a = memref.load %x[%rx, %f] : {f}
+      %b = memref.load %y[%ry, %f] : {f}
+      %p = arith.mulf %a, %b : f32
+      htmpl.accumulate add %p, %ga[%rt, %f] : f32, {f}
+    }}
+  }}
+  return
+}}
+"""
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+def test_partitioned_traversals(tmp_path, threads, shuffle):
+    rng = np.random.default_rng(11)
+    graph = hub_graph(rng, nodes=2000, edges=30000)
+    pre = hgraph.preprocess(graph["node_type"], graph["src"], graph["dst"], graph["etype"],
+                            graph["num_node_types"], graph["num_edge_types"])
+    arrays = pre.arrays()
+    if shuffle:  # not in (type, destination) order: the atomic fallback
+        arrays = _shuffle_within_types(arrays, rng)
+    source = _TRAVERSALS.format(e="memref<?xi32>", f="memref<?x4xf32>")
+    entry = compiled.load(build(tmp_path, source, "--target=cpu", name="libtrav.so"))["trav"]
+    n, r = pre.N, pre.R
+    x = rng.standard_normal((n, 4)).astype(np.float32)
+    y = rng.standard_normal((n, 4)).astype(np.float32)
+    src, dst, ety = (arrays[k].astype(np.int64) for k in ("edge_src", "edge_dst", "edge_type"))
+    p = x[src].astype(np.float64) * y[dst]
+    out0 = rng.standard_normal((n, 4)).astype(np.float32)
+    back0 = rng.standard_normal((n, 4)).astype(np.float32)
+    ga0 = rng.standard_normal((r, 4)).astype(np.float32)
+    want_out, want_back, want_ga = out0.astype(np.float64), back0.astype(np.float64), \
+        ga0.astype(np.float64)
+    np.add.at(want_out, dst, p)
+    np.maximum.at(want_back, src, p.astype(np.float32))
+    np.add.at(want_ga, ety, p)
+    results = []
+    for count in (1, 3):
+        threads(count)
+        out, back, ga = out0.copy(), back0.copy(), ga0.copy()
+        entry(edge_src=arrays["edge_src"], edge_dst=arrays["edge_dst"],
+              edge_type=arrays["edge_type"], x=x, y=y, out=out, back=back, ga=ga)
+        np.testing.assert_allclose(out, want_out, rtol=1e-4, atol=1e-4)
+        np.testing.assert_array_equal(back, want_back.astype(np.float32))
+        np.testing.assert_allclose(ga, want_ga, rtol=1e-4, atol=1e-3)
+        results.append((out, ga))
+    if not shuffle:
+        # Partitioned sums add in edge order whatever the thread count.
+        for a, b in zip(*results):
+            np.testing.assert_array_equal(a, b)

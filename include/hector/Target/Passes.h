@@ -49,8 +49,9 @@ std::unique_ptr<mlir::Pass> createCheckHostResidentPass();
 /// `hector-cpu-gemm`: lowers the `htmpl.gemm` instances of a CPU module to
 /// loops whose innermost dimension is contiguous and explicitly vectorised
 /// (vector accumulators over output columns; per-chunk private buffers for
-/// outer products). Instances with dynamic weight sizes are left as they are
-/// for htmpl-to-loops.
+/// outer products). Scatters with atomic stores run per owner of the output
+/// rows (kCPUNumThreads parts), without atomics and in row order. Instances
+/// with dynamic weight sizes are left as they are for htmpl-to-loops.
 std::unique_ptr<mlir::Pass> createCPUGemmPass();
 
 /// `hector-cpu-traversal`: COO edge traversals whose accumulates go into
@@ -66,6 +67,9 @@ std::unique_ptr<mlir::Pass> createCPUTraversalPass();
 /// void *context), void *context, int64_t total)` runs body over disjoint
 /// ranges covering [0, total) on the library's threads.
 constexpr llvm::StringLiteral kCPUParallelFor = "hector_cpu_parallel_for";
+/// `int32_t hector_cpu_num_threads(void)`: the threads a parallel loop of
+/// the CPU runtime would use now (HECTOR_NUM_THREADS, OMP_NUM_THREADS, CPUs).
+constexpr llvm::StringLiteral kCPUNumThreads = "hector_cpu_num_threads";
 
 /// `hector-cpu-parallel`: outlines every outermost `scf.parallel` (without
 /// reductions) of a CPU module into a function over a range of its
