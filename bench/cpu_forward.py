@@ -12,8 +12,10 @@ Graphs: `debian` is the bundled Debian package graph
 shaped like benchmark dataset NAME (python/hector/datasets), at SCALE times
 its node and edge counts. Each model is compiled once; each (model, graph,
 thread count) runs one warm-up call and then --repeat timed calls; the table
-shows the median in ms. Thread counts are passed to the library through
-HECTOR_NUM_THREADS, set before each call.
+shows the median in ms, wall clock and CPU time of the process (on a
+machine shared with other jobs the CPU time of a one-thread run is the
+steadier measure of the code). Thread counts are passed to the library
+through HECTOR_NUM_THREADS, set before each call.
 
 GFLOP/s is an estimate from the formulas of BRIEF.md section 4 as written
 (a multiply-add counts 2; edge-wise terms once per edge):
@@ -134,7 +136,8 @@ def main():
                                                 args.hectorc_flag, workdir, args.training)
         print(f"# compiled {model} in {seconds:.1f} s")
     rows = []
-    print(f"{'graph':<14} {'N':>8} {'E':>9} {'model':<5} {'threads':>7} {'ms':>9} {'GFLOP/s':>8}")
+    print(f"{'graph':<14} {'N':>8} {'E':>9} {'model':<5} {'threads':>7} {'ms':>9} "
+          f"{'cpu ms':>9} {'GFLOP/s':>8}")
     for spec in args.graphs.split(","):
         name, graph, features = load_graph(spec, args.width)
         pre = hgraph.preprocess(graph["node_type"], graph["src"], graph["dst"], graph["etype"],
@@ -154,19 +157,22 @@ def main():
                 if count is not None:
                     os.environ["HECTOR_NUM_THREADS"] = str(count)
                 run()  # warm-up: page faults of the temporaries, caches
-                times = []
+                times, cpu_times = [], []
                 for _ in range(args.repeat):
-                    start = time.perf_counter()
+                    start, cpu_start = time.perf_counter(), time.process_time()
                     run()
                     times.append(time.perf_counter() - start)
+                    cpu_times.append(time.process_time() - cpu_start)
                 ms = 1e3 * float(np.median(times))
+                cpu_ms = 1e3 * float(np.median(cpu_times))
                 flops = model_flops(model, n, e, args.width, args.heads)
                 gflops = (3 if args.training else 1) * flops / (ms * 1e6)
                 label = "default" if count is None else str(count)
-                print(f"{name:<14} {n:>8} {e:>9} {model:<5} {label:>7} {ms:>9.1f} {gflops:>8.2f}",
-                      flush=True)
+                print(f"{name:<14} {n:>8} {e:>9} {model:<5} {label:>7} {ms:>9.1f} "
+                      f"{cpu_ms:>9.1f} {gflops:>8.2f}", flush=True)
                 rows.append({"graph": name, "N": n, "E": e, "model": model, "threads": count,
-                             "ms": ms, "gflops": gflops, "times_ms": [1e3 * t for t in times]})
+                             "ms": ms, "cpu_ms": cpu_ms, "gflops": gflops,
+                             "times_ms": [1e3 * t for t in times]})
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"width": args.width, "heads": args.heads, "flags": args.hectorc_flag,
