@@ -351,21 +351,26 @@ def test_models_with_threads_on_a_hub(model_libraries, threads, model, width, he
 
 
 def _shuffle_within_types(values, rng):
-    """The canonical edge arrays with the edges of each type in random order:
-    the type segments still hold, (type, destination) order does not."""
+    """The graph arrays with the edges of each type renumbered in random
+    order: the type segments still hold, (type, destination) order does not.
+    Edge-indexed arrays move with their edges, edge ids are renamed."""
     order = np.arange(values["edge_src"].shape[0])
     offsets = values["etype_offsets"]
     for t in range(len(offsets) - 1):
         order[offsets[t]:offsets[t + 1]] = rng.permutation(order[offsets[t]:offsets[t + 1]])
     shuffled = dict(values)
-    for name in ("edge_src", "edge_dst", "edge_type"):
-        shuffled[name] = np.ascontiguousarray(values[name][order])
+    for name in ("edge_src", "edge_dst", "edge_type", "edge_norm", "compact_map", "edge_perm"):
+        if name in values:
+            shuffled[name] = np.ascontiguousarray(values[name][order])
+    if "csr_eid" in values:
+        position = np.empty_like(order)
+        position[order] = np.arange(order.shape[0])
+        shuffled["csr_eid"] = position[values["csr_eid"]].astype(values["csr_eid"].dtype)
     return shuffled
 
 
 def test_unsorted_edges_fall_back_to_atomics(model_libraries, threads):
-    # RGAT reads only the COO arrays and the type segments, and its result does
-    # not depend on the order of edges inside a type.
+    # RGAT's result does not depend on the order of edges inside a type.
     graph = hub_graph(np.random.default_rng(6))
     values, want = _model_call("rgat", 32, 2, graph, seed=1)
     shuffled = _shuffle_within_types(values, np.random.default_rng(2))
