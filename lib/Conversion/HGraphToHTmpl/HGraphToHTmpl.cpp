@@ -308,9 +308,7 @@ LogicalResult FunctionLowering::createEntryPoint() {
     if (isa<hg::GraphType>(arg.getType()))
       continue;
     DictionaryAttr dict = source.getArgAttrDict(index);
-    std::string name = ("arg" + Twine(index)).str();
-    if (auto named = source.getArgAttrOfType<StringAttr>(index, "hgraph.name"))
-      name = named.str();
+    std::string name = source.getArgumentName(index);
     FailureOr<std::string> role = roleOf(
         dict, isa<hg::WeightType>(arg.getType()) ? "weight" : "input",
         kArgumentRoles, arg.getLoc(), "argument '" + name + "'");

@@ -65,6 +65,12 @@ BlockArgument FuncOp::getGraph() {
   return {};
 }
 
+std::string FuncOp::getArgumentName(unsigned index) {
+  if (auto name = getArgAttrOfType<StringAttr>(index, "hgraph.name"))
+    return name.str();
+  return ("arg" + Twine(index)).str();
+}
+
 LogicalResult FuncOp::verify() {
   if (getBody().empty())
     return emitOpError("must have a body: hgraph has no external functions");

@@ -37,12 +37,6 @@ constexpr StringLiteral kRole = "hgraph.role";
 constexpr StringLiteral kKind = "hgraph.kind";
 constexpr StringLiteral kPrimal = "hgraph.primal";
 
-std::string argumentName(hg::FuncOp func, unsigned index) {
-  if (auto name = func.getArgAttrOfType<StringAttr>(index, kName))
-    return name.str();
-  return ("arg" + Twine(index)).str();
-}
-
 std::string resultName(hg::FuncOp func, unsigned index) {
   if (auto name = func.getResultAttrOfType<StringAttr>(index, kName))
     return name.str();
@@ -137,7 +131,7 @@ LogicalResult Differentiator::findActiveValues() {
   llvm::DenseSet<Value> varied;
   for (BlockArgument arg : entry.getArguments())
     if (!isa<hg::GraphType>(arg.getType()) &&
-        wrt.contains(argumentName(primal, arg.getArgNumber())))
+        wrt.contains(primal.getArgumentName(arg.getArgNumber())))
       varied.insert(arg);
   for (Operation &op : entry) {
     if (isPiecewiseConstant(&op))
@@ -510,7 +504,7 @@ void Differentiator::finishBackward() {
   for (BlockArgument arg : entry.getArguments()) {
     if (isa<hg::GraphType>(arg.getType()))
       continue;
-    std::string name = argumentName(primal, arg.getArgNumber());
+    std::string name = primal.getArgumentName(arg.getArgNumber());
     if (!wrt.contains(name))
       continue;
     Value gradient = cotangents.lookup(arg);
@@ -528,7 +522,7 @@ void Differentiator::finishBackward() {
     auto it = primalArguments.find(arg.getArgNumber());
     if (it != primalArguments.end())
       ordered.push_back(
-          {it->second, attrs(argumentName(primal, arg.getArgNumber()), "")});
+          {it->second, attrs(primal.getArgumentName(arg.getArgNumber()), "")});
   }
   for (auto [index, arg] : llvm::enumerate(savedArguments))
     ordered.push_back({arg, attrs(("saved" + Twine(index)).str(), "saved")});
@@ -669,7 +663,7 @@ struct HGraphAutodiffPass
       llvm::StringSet<> names, known;
       for (BlockArgument arg : func.getArguments())
         if (!isa<hg::GraphType>(arg.getType()))
-          known.insert(argumentName(func, arg.getArgNumber()));
+          known.insert(func.getArgumentName(arg.getArgNumber()));
       for (const std::string &name : wrt) {
         if (!known.contains(name)) {
           func.emitError("hgraph-autodiff: 'wrt' names '")

@@ -26,16 +26,8 @@ namespace hg = hector::hgraph;
 
 namespace {
 
-constexpr StringLiteral kName = "hgraph.name";
 constexpr StringLiteral kRole = "hgraph.role";
 constexpr StringLiteral kHostResident = "hgraph.host_resident";
-
-/// The name an argument has in the entry point and the manifest.
-std::string argumentName(hg::FuncOp func, unsigned index) {
-  if (auto name = func.getArgAttrOfType<StringAttr>(index, kName))
-    return name.str();
-  return ("arg" + Twine(index)).str();
-}
 
 struct HGraphHostResidentPass
     : public hector::impl::HGraphHostResidentBase<HGraphHostResidentPass> {
@@ -65,7 +57,7 @@ struct HGraphHostResidentPass
         unsigned index = arg.getArgNumber();
         if (isa<hg::GraphType>(arg.getType()))
           continue;
-        std::string name = argumentName(func, index);
+        std::string name = func.getArgumentName(index);
         auto feature = dyn_cast<hg::FeatureType>(arg.getType());
         auto role = func.getArgAttrOfType<StringAttr>(index, kRole);
         bool input = !role || role.getValue() == "input";

@@ -45,6 +45,9 @@ def HGraph_FuncOp : HGraph_Op<"func", [
   let extraClassDeclaration = [{
     /// The graph argument every value of the body refers to.
     ::mlir::BlockArgument getGraph();
+    /// The name of argument `index` in the compiled entry point and its
+    /// manifest: its `hgraph.name` attribute, else `arg<index>`.
+    std::string getArgumentName(unsigned index);
 
     // FunctionOpInterface / CallableOpInterface hooks.
     ::mlir::Region *getCallableRegion() { return &getBody(); }
