@@ -126,6 +126,24 @@ def preprocess(device, node_type, src, dst, etype, num_node_types, num_edge_type
     return graph.preprocess(*host, num_node_types, num_edge_types)
 
 
+def relational_graph(layer: str, x, edge_index, edge_type, num_relations: int):
+    """Checks the homogeneous (x, edge_index, edge_type) call of an RGCN or
+    RGAT layer and returns the graph's preprocessing (one node type), cached
+    per graph."""
+    check_index_tensor("edge_index", edge_index, rows=2, device=x.device)
+    if edge_type is None:
+        raise ValueError(f"{layer} needs edge_type (the relation of every edge)")
+    check_index_tensor("edge_type", edge_type, device=x.device)
+    if edge_type.numel() != edge_index.size(1):
+        raise ValueError(f"edge_type has {edge_type.numel()} entries for "
+                         f"{edge_index.size(1)} edges")
+    n, device = x.size(0), x.device
+    return graph_cache.get(
+        (edge_index, edge_type), (n, 1, num_relations, str(device)),
+        lambda: preprocess(device, torch.zeros(n, dtype=torch.int64, device=device),
+                           edge_index[0], edge_index[1], edge_type, 1, num_relations))
+
+
 # ---- compiled layers -------------------------------------------------------------
 
 _libraries: dict = {}  # (spec, target, arch, training, cache dir, compiler) -> library

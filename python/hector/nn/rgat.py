@@ -7,9 +7,8 @@ import math
 import torch
 
 from .. import autograd
-from ._base import (CompiledLayer, check_features, check_index_tensor, graph_cache,
-                    preprocess, reject_options, relation_parameters, relation_weight,
-                    reset_relation_parameters)
+from ._base import (CompiledLayer, check_features, reject_options, relation_parameters,
+                    relation_weight, relational_graph, reset_relation_parameters)
 
 
 class RGATConv(CompiledLayer):
@@ -108,26 +107,14 @@ class RGATConv(CompiledLayer):
                 raise NotImplementedError(f"hector.nn.RGATConv.forward does not support "
                                           f"{name}")
         x = check_features("RGATConv", x, self.in_channels)
-        check_index_tensor("edge_index", edge_index, rows=2, device=x.device)
-        if edge_type is None:
-            raise ValueError("RGATConv needs edge_type (the relation of every edge)")
-        check_index_tensor("edge_type", edge_type, device=x.device)
-        if edge_type.numel() != edge_index.size(1):
-            raise ValueError(f"edge_type has {edge_type.numel()} entries for "
-                             f"{edge_index.size(1)} edges")
-        n, device = x.size(0), x.device
-        pre = graph_cache.get(
-            (edge_index, edge_type), (n, 1, self.num_relations, str(device)),
-            lambda: preprocess(device, torch.zeros(n, dtype=torch.int64, device=device),
-                               edge_index[0], edge_index[1], edge_type, 1,
-                               self.num_relations))
+        pre = relational_graph("RGATConv", x, edge_index, edge_type, self.num_relations)
         weight = relation_weight(self, self.num_relations, self.in_channels,
                                  self.heads * self.out_channels)
-        lib = self.library(device, self.needs_grad(x))
+        lib = self.library(x.device, self.needs_grad(x))
         out, = autograd.run(lib, "rgat", pre, synchronize=self.synchronize, h=x, W=weight,
                             a=self.att_src, b=self.att_dst)
         if not self.concat:
-            out = out.view(n, self.heads, self.out_channels).mean(dim=1)
+            out = out.view(x.size(0), self.heads, self.out_channels).mean(dim=1)
         if self.bias is not None:
             out = out + self.bias
         return out

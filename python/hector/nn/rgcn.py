@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from .. import autograd
-from ._base import (CompiledLayer, check_features, check_index_tensor, glorot_, graph_cache,
-                    preprocess, reject_options, relation_parameters, relation_weight,
+from ._base import (CompiledLayer, check_features, glorot_, reject_options,
+                    relation_parameters, relation_weight, relational_graph,
                     reset_relation_parameters)
 
 
@@ -70,25 +70,13 @@ class RGCNConv(CompiledLayer):
 
     def forward(self, x, edge_index, edge_type=None):
         x = check_features("RGCNConv", x, self.in_channels)
-        check_index_tensor("edge_index", edge_index, rows=2, device=x.device)
-        if edge_type is None:
-            raise ValueError("RGCNConv needs edge_type (the relation of every edge)")
-        check_index_tensor("edge_type", edge_type, device=x.device)
-        if edge_type.numel() != edge_index.size(1):
-            raise ValueError(f"edge_type has {edge_type.numel()} entries for "
-                             f"{edge_index.size(1)} edges")
-        n, device = x.size(0), x.device
-        pre = graph_cache.get(
-            (edge_index, edge_type), (n, 1, self.num_relations, str(device)),
-            lambda: preprocess(device, torch.zeros(n, dtype=torch.int64, device=device),
-                               edge_index[0], edge_index[1], edge_type, 1,
-                               self.num_relations))
+        pre = relational_graph("RGCNConv", x, edge_index, edge_type, self.num_relations)
         weight = relation_weight(self, self.num_relations, self.in_channels,
                                  self.out_channels)
         # Without a root weight the compiled RGCN still adds x · W0: with W0 = 0.
         root = self.root if self.root is not None else x.new_zeros(
             self.in_channels, self.out_channels)
-        lib = self.library(device, self.needs_grad(x))
+        lib = self.library(x.device, self.needs_grad(x))
         out, = autograd.run(lib, "rgcn", pre, synchronize=self.synchronize, h=x, W=weight,
                             W0=root)
         if self.bias is not None:
