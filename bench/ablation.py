@@ -64,6 +64,8 @@ from hector import compiler, models, tune  # noqa: E402
 from hector import graph as hgraph  # noqa: E402
 from hector.datasets.shapes import DATASETS  # noqa: E402
 from hector.datasets.synthetic import generate  # noqa: E402
+# One variant's library on one graph: the inference call or the training step.
+from hector_step import HectorStep as VariantRunner, entry_shape, graph_sizes  # noqa: E402
 
 MODELS = ("rgat", "hgt")
 # Column name -> hectorc --variant.
@@ -96,10 +98,6 @@ def _graph(dataset, scale, seed):
 def _preprocess(g, device=None):
     return hgraph.preprocess(g.node_type, g.src, g.dst, g.etype, g.num_node_types,
                              g.num_edge_types, device=device)
-
-
-def _sizes(pre):
-    return {k: int(getattr(pre, k)) for k in ("N", "E", "P", "R", "T")}
 
 
 # ============================================================================ build
@@ -177,7 +175,7 @@ def build(args):
         t = time.perf_counter()
         g = _graph(ds, args.scale, args.seed)
         pre = _preprocess(g)
-        info = {"sizes": _sizes(pre), "typed_endpoints": tune.typed_endpoints(pre),
+        info = {"sizes": graph_sizes(pre), "typed_endpoints": tune.typed_endpoints(pre),
                 "fingerprint": tune.fingerprint(pre), "flags": {}}
         for v, variant in VARIANTS.items():
             info["flags"][v] = tune.variant_flags(pre, variant)
@@ -221,63 +219,11 @@ def _is_oom(err):
     return measure.is_oom(err) or getattr(err, "status", None) == _runtime.OUT_OF_MEMORY
 
 
-def _shape(arg, sizes):
-    dims = []
-    for dim, fixed in zip(arg.shape, arg.sizes):
-        if fixed is not None:
-            dims.append(fixed)
-        elif isinstance(dim, int):
-            dims.append(dim)
-        else:
-            name, _, plus = dim.partition("+")
-            dims.append(sizes[name] + int(plus or 0))
-    return dims
-
-
 def saved_bytes(lib, model, sizes):
     """Bytes of the tensors `<model>_fwd` saves for the backward, at these sizes."""
     entry = lib[f"{model}_fwd"]
-    return sum(np.dtype(a.dtype).itemsize * int(np.prod(_shape(a, sizes), dtype=np.int64))
+    return sum(np.dtype(a.dtype).itemsize * int(np.prod(entry_shape(a, sizes), dtype=np.int64))
                for a in entry.arguments if a.role == "saved")
-
-
-class VariantRunner:
-    """One variant's library on one graph: the inference call or the training
-    step of bench/contenders.py's HectorRunner, with the caller-allocated
-    outputs of exactly the entries the mode calls."""
-
-    def __init__(self, lib, model, pre, h, params, labels, mode, device):
-        import torch
-        self.lib, self.model, self.labels = lib, model, labels
-        sizes = _sizes(pre)
-        self.entry = lib[f"{model}_fwd" if mode == "training" else model]
-        self.backward = lib[f"{model}_bwd"] if mode == "training" else None
-        values = dict(pre.arrays(), h=h, **params)
-        for entry in filter(None, (self.entry, self.backward)):
-            for a in entry.arguments:
-                if a.is_output and a.name not in values:
-                    values[a.name] = torch.empty(_shape(a, sizes), dtype=getattr(torch, a.dtype),
-                                                 device=device)
-        self.values = values
-        self.out = values["result0"]
-        self.args = {a.name: values[a.name] for a in self.entry.arguments}
-        self.first = True
-
-    def forward(self):
-        # The first call waits and raises on a launch error; later ones queue,
-        # so the CUDA events time the kernels.
-        self.entry(**self.args, synchronize=self.first)
-        self.first = False
-        return self.out
-
-    def train_step(self):
-        from reference import models_torch as mt
-        self.forward()
-        out = self.out.detach().requires_grad_(True)
-        mt.nll_loss(out, self.labels).backward()
-        self.values["d_result0"] = out.grad
-        self.backward(**{a.name: self.values[a.name] for a in self.backward.arguments},
-                      synchronize=False)
 
 
 class Ablation:
@@ -333,7 +279,7 @@ class Ablation:
             t = time.perf_counter()
             g = _graph(ds, self.plan["scale"], self.plan["seed"])
             pre = _preprocess(g, device=self.device)
-            sizes = _sizes(pre)
+            sizes = graph_sizes(pre)
             built = self.plan["graphs"][ds]
             self.graphs[ds] = {**sizes, "compaction_ratio": sizes["P"] / max(1, sizes["E"]),
                                "typed_endpoints": built["typed_endpoints"],
@@ -418,7 +364,7 @@ class Ablation:
                 rec["saved_bytes"] = saved_bytes(lib, model, sizes)
             measure.free(dev)
             base = measure.allocated(dev)
-            runner = VariantRunner(lib, model, pre, h, params, labels, mode, dev)
+            runner = VariantRunner(lib, model, pre, h, params, labels, mode)
             fn = runner.forward if mode == "inference" else runner.train_step
             measure.reset_peak(dev)
             lib.peak_temporary_bytes(reset=True)

@@ -15,6 +15,7 @@ import torch
 
 from reference import PARAM_NAMES
 from reference import models_torch as mt
+from hector_step import HectorStep
 
 try:
     import torch_geometric
@@ -281,12 +282,8 @@ HECTOR_LIBS = None
 
 class HectorRunner(Runner):
     """The layer compiled by `hectorc --training` (lib<model>_<width>_<heads>.so),
-    fed with the graph arrays built on the device (hector.graph.preprocess).
-
-    Inference calls the `<model>` entry point. A training step calls
-    `<model>_fwd` (result and saved tensors), takes the NLL loss and its
-    gradient in torch like the other contenders, then `<model>_bwd` (the
-    gradients of the input and of every weight)."""
+    fed with the graph arrays built on the device (hector.graph.preprocess);
+    what a call and a training step are: bench/hector_step.py."""
 
     own_keys = ("hector_graph",)
 
@@ -299,47 +296,21 @@ class HectorRunner(Runner):
         if not HECTOR_LIBS or not os.path.exists(path):
             raise Skip(f"no compiled library {path} (bench/layers.py --hector-libs)")
         self.library = hector_compiled.load(path)
-        training = case.mode == "training"
-        name = f"{case.model}_fwd" if training else case.model
-        try:
-            self.entry = self.library[name]
-            self.backward = self.library[f"{case.model}_bwd"] if training else None
-        except (KeyError, AttributeError) as err:
-            raise Skip(f"{path} has no entry point {name} (build it with --training)") from err
+        if case.mode == "training" and not self.library.training_entries(case.model):
+            raise Skip(f"{path} has no training entry points (build it with --training)")
         g = case.graph
         pre = shared.get("hector_graph", lambda: hector_graph.preprocess(
             g.node_type, g.src, g.dst, g.etype, g.num_node_types, g.num_edge_types,
             device=case.device))
-        arrays = pre.arrays()
-        sizes = {"N": case.h.shape[0], "E": len(g.src), "R": g.num_edge_types,
-                 "T": g.num_node_types, "P": int(arrays["compact_src"].shape[0])}
-        values = dict(arrays, h=case.h, **case.params)
-        for entry in filter(None, (self.entry, self.backward)):
-            for a in entry.arguments:
-                if a.is_output and a.name not in values:
-                    values[a.name] = torch.empty(
-                        [sizes[s] if isinstance(s, str) else s for s in a.shape],
-                        device=case.device)
-        self.out = values["result0"]
-        self.values = values
-        self.args = {a.name: values[a.name] for a in self.entry.arguments}
+        self.step = HectorStep(self.library, case.model, pre, case.h, case.params,
+                               case.labels, case.mode)
         self.library.peak_temporary_bytes(reset=True)
-        self.first = True
 
     def forward(self):
-        # The first call waits and raises on a launch error; later ones queue
-        # like the other contenders, so CUDA events time the kernels alone.
-        self.entry(**self.args, synchronize=self.first)
-        self.first = False
-        return self.out
+        return self.step.forward()
 
     def train_step(self):
-        self.forward()
-        out = self.out.detach().requires_grad_(True)
-        mt.nll_loss(out, self.case.labels).backward()
-        self.values["d_result0"] = out.grad
-        self.backward(**{a.name: self.values[a.name] for a in self.backward.arguments},
-                      synchronize=False)
+        self.step.train_step()
 
     def extra_peak_bytes(self):
         """Temporaries the library allocates itself (torch does not see them)."""
