@@ -65,7 +65,8 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
                 ? std::string()
                 : "hgraph-host-resident{names=" +
                       llvm::join(options.hostResident, ",") + "},") +
-           "hgraph-to-htmpl";
+           (options.splitSoftmax ? "hgraph-to-htmpl{split-softmax=true}"
+                                 : "hgraph-to-htmpl");
   case Stage::Loops:
     if (!cuda)
       return "hector-cpu-gemm,hector-cpu-traversal,htmpl-to-loops";

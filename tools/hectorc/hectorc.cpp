@@ -163,6 +163,14 @@ cl::opt<Variant> variant(
         clEnumValN(Variant::Both, "both", "reorder, then compact")),
     cl::cat(hectorCategory));
 
+cl::opt<bool> splitSoftmax(
+    "split-softmax",
+    cl::desc("Lower edge_softmax as two edge traversals (per-destination "
+             "maximum, then sum of exponentials) instead of the default "
+             "stitched traversal, one walk over each destination's incoming "
+             "edges (for comparison)"),
+    cl::init(false), cl::cat(hectorCategory));
+
 cl::opt<std::string> graphSizes(
     "graph-sizes",
     cl::desc("Sizes of the graph the library is for, which the optimisations' "
@@ -478,6 +486,7 @@ int main(int argc, char **argv) {
     options.graphSizes = *sizes;
   }
   options.typedEndpoints = typedEndpoints;
+  options.splitSoftmax = splitSoftmax;
   if (!hostResident.empty() && target != Target::CUDA)
     return fail("--host-resident needs --target=cuda (in a CPU library every "
                 "buffer is host memory already)");

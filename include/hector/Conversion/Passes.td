@@ -15,7 +15,18 @@ def HGraphToHTmpl : Pass<"hgraph-to-htmpl", "mlir::ModuleOp"> {
     instances chosen greedily (GEMM first, then fused traversals, then a
     generic traversal fallback) plus `memref.alloc` for the temporaries that
     must reach memory.
+
+    `edge_softmax` is one node traversal over destinations (the stitched
+    softmax): each destination walks its incoming edges once, storing the
+    scores and keeping the running maximum and sum of exponentials in
+    registers. `split-softmax` lowers it as two edge traversals instead (the
+    maximum, then the sum), for comparison.
   }];
+  let options = [
+    Option<"splitSoftmax", "split-softmax", "bool", /*default=*/"false",
+           "Lower edge_softmax as two edge traversals (maximum, then sum of "
+           "exponentials) instead of one stitched traversal per destination">
+  ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",

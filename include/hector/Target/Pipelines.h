@@ -54,6 +54,9 @@ struct PipelineOptions {
   /// The graph's edge types have fixed endpoint node types, which lets
   /// reordering multiply node-typed and edge-typed weights.
   bool typedEndpoints = false;
+  /// Lower edge_softmax in two edge traversals instead of the stitched
+  /// traversal per destination (hgraph-to-htmpl's split-softmax).
+  bool splitSoftmax = false;
   /// CUDA: names of node-wise inputs that stay in pinned, mapped host
   /// memory (hgraph-host-resident before the lowering).
   std::vector<std::string> hostResident;

@@ -145,8 +145,9 @@ bool isCompact(DictionaryAttr attrs) {
 
 class FunctionLowering {
 public:
-  FunctionLowering(hg::FuncOp source)
-      : source(source), builder(source.getContext()), loc(source.getLoc()) {}
+  FunctionLowering(hg::FuncOp source, bool splitSoftmax)
+      : source(source), builder(source.getContext()), loc(source.getLoc()),
+        splitSoftmax(splitSoftmax) {}
 
   LogicalResult run();
 
@@ -165,6 +166,7 @@ private:
   Value graph(GraphArray array) { return graphArgs[array]; }
   Value size(GraphArray array);
   Value allocate(Value hgraphValue, bool compactRows = false);
+  Value allocateNodeRows(hg::FeatureType type);
   Value outputFor(Value hgraphValue, bool compactRows = false);
   Value destinationFor(Value hgraphValue, bool compactRows = false);
   Value weightDestination(Value hgraphWeight);
@@ -181,6 +183,7 @@ private:
   static hg::TypedLinearOp scatteredLinear(hg::AggregateOp op);
   LogicalResult scatterToSources(hg::TypedLinearOp linear, Value out);
   LogicalResult lowerEdgeSoftmax(hg::EdgeSoftmaxOp op);
+  LogicalResult lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op);
   LogicalResult lowerConcat(hg::ConcatOp op);
   LogicalResult lowerReturn(hg::ReturnOp op);
   LogicalResult nodeBuffer(Value value, Value &buffer);
@@ -203,6 +206,7 @@ private:
   hg::FuncOp source;
   OpBuilder builder;
   Location loc;
+  bool splitSoftmax;
   func::FuncOp target;
   SmallVector<Value> graphArgs;
   DenseMap<unsigned, Value> sizes;
@@ -417,6 +421,16 @@ Value FunctionLowering::size(GraphArray array) {
     it->second = memref::DimOp::create(builder, loc, graph(array), 0);
   }
   return it->second;
+}
+
+/// A temporary with one row of `type`'s width per node.
+Value FunctionLowering::allocateNodeRows(hg::FeatureType type) {
+  auto memrefType = MemRefType::get({ShapedType::kDynamic, type.getWidth()},
+                                    type.getElementType());
+  Value memref = memref::AllocOp::create(builder, loc, memrefType,
+                                         ValueRange{size(NodeType)});
+  temporaries.push_back(memref);
+  return memref;
 }
 
 Value FunctionLowering::allocate(Value hgraphValue, bool compactRows) {
@@ -1088,20 +1102,164 @@ LogicalResult FunctionLowering::lowerAggregate(hg::AggregateOp op) {
   return success();
 }
 
+/// Edge softmax in one node traversal over destinations: destination t walks
+/// its incoming edges (CSR row t), evaluates and stores each score, and keeps
+/// the running maximum m and the sum s of exp(score - m) in registers; when m
+/// grows, s is rescaled by exp(m_old - m_new). m and s are stored once per
+/// destination: no atomics, no second pass over the scores, no fills.
 LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
+  if (splitSoftmax)
+    return lowerEdgeSoftmaxSplit(op);
+  Value input = op.getInput();
+  auto type = cast<hg::FeatureType>(input.getType());
+  Type element = type.getElementType();
+  Value score = allocate(input);
+  Value max = allocateNodeRows(type), sum = allocateNodeRows(type);
+
+  RowEvaluator evaluator(values, /*edgeDomain=*/true);
+  while (Value missing = evaluator.collect(input)) {
+    auto missingType = dyn_cast<hg::FeatureType>(missing.getType());
+    Value buffer;
+    if (!missingType || missingType.isEdgeWise() ||
+        failed(nodeBuffer(missing, buffer)))
+      return unreadable(missing);
+  }
+  // The body resolves each edge's rows itself, from the CSR slot: edge-wise
+  // operands are passed whole.
+  unsigned numLeaves = evaluator.getLeaves().size();
+  bool needsCompactMap = llvm::any_of(
+      evaluator.getLeaves(),
+      [](const Leaf &leaf) { return leaf.scheme == AccessScheme::Compact; });
+  enum CsrLeaf { RowPtr, Src, Eid, Etype, Compact };
+  SmallVector<unsigned> csrLeaves;
+  for (GraphArray array : {CsrRowPtr, CsrSrc, CsrEid, CsrEtype, CompactMap})
+    if (array != CompactMap || needsCompactMap)
+      csrLeaves.push_back(evaluator.addLeaf({graph(array), AccessScheme::Whole}));
+  unsigned numInputs = evaluator.getLeaves().size();
+  unsigned scoreLeaf = evaluator.addOutput({score, AccessScheme::Whole});
+  unsigned maxLeaf = evaluator.addOutput({max, AccessScheme::Node});
+  unsigned sumLeaf = evaluator.addOutput({sum, AccessScheme::Node});
+
+  MLIRContext *ctx = builder.getContext();
+  SmallVector<Value> inputs, outs;
+  SmallVector<Attribute> schemes;
+  for (auto [index, leaf] : llvm::enumerate(evaluator.getLeaves())) {
+    (index < numInputs ? inputs : outs).push_back(leaf.memref);
+    bool nodeScheme = leaf.scheme == AccessScheme::Node;
+    schemes.push_back(ht::AccessSchemeAttr::get(
+        ctx, nodeScheme ? AccessScheme::Node : AccessScheme::Whole));
+  }
+  auto traversal = ht::TraversalOp::create(
+      builder, loc, ValueRange{}, Value(), Value(), inputs, outs,
+      ht::Domain::Nodes, ht::Adjacency::None, builder.getArrayAttr(schemes));
+
+  OpBuilder::InsertionGuard guard(builder);
+  Block *body = builder.createBlock(&traversal.getBody());
+  Type index = builder.getIndexType();
+  for (size_t i = 0, e = schemes.size() + 1; i < e; ++i)
+    body->addArgument(index, loc);
+  Value node = body->getArgument(0);
+  auto constIndex = [&](OpBuilder &b, int64_t v) -> Value {
+    return arith::ConstantIndexOp::create(b, loc, v);
+  };
+  auto loadIndex = [&](OpBuilder &b, unsigned leaf, Value at) -> Value {
+    Value memref = evaluator.getLeaves()[leaf].memref;
+    Value loaded = memref::LoadOp::create(b, loc, memref, at);
+    return arith::IndexCastOp::create(b, loc, b.getIndexType(), loaded);
+  };
+  Value zero = constIndex(builder, 0), one = constIndex(builder, 1);
+  Value begin = loadIndex(builder, csrLeaves[RowPtr], node);
+  Value end = loadIndex(builder, csrLeaves[RowPtr],
+                        arith::AddIOp::create(builder, loc, node, one));
+  Value lowest = arith::ConstantOp::create(
+      builder, loc,
+      builder.getFloatAttr(element, -std::numeric_limits<double>::infinity()));
+  Value nothing =
+      arith::ConstantOp::create(builder, loc, builder.getFloatAttr(element, 0));
+
+  // One (head, feature) column: the walk over the incoming edges.
+  auto column = [&](OpBuilder &b, Value head, Value feature) {
+    Value col = RowEvaluator::column(b, type, head, feature);
+    auto walk = scf::ForOp::create(
+        b, loc, begin, end, one, ValueRange{lowest, nothing},
+        [&](OpBuilder &e, Location, Value slot, ValueRange carried) {
+          // The rows of this edge, for every leaf of the score expression.
+          Value edge = loadIndex(e, csrLeaves[Eid], slot);
+          SmallVector<Value> rows(evaluator.getLeaves().size(), zero);
+          for (unsigned leaf = 0; leaf < numLeaves; ++leaf) {
+            switch (evaluator.getLeaves()[leaf].scheme) {
+            case AccessScheme::Edge:
+              rows[leaf] = edge;
+              break;
+            case AccessScheme::Compact:
+              rows[leaf] = loadIndex(e, csrLeaves[Compact], edge);
+              break;
+            case AccessScheme::Src:
+              rows[leaf] = loadIndex(e, csrLeaves[Src], slot);
+              break;
+            case AccessScheme::Dst:
+              rows[leaf] = node;
+              break;
+            case AccessScheme::EdgeType:
+              rows[leaf] = loadIndex(e, csrLeaves[Etype], slot);
+              break;
+            default:
+              break;
+            }
+          }
+          evaluator.bind(rows);
+          evaluator.startHead();
+          Value x = evaluator.emit(e, input, head, feature);
+          memref::StoreOp::create(e, loc, x, score, ValueRange{edge, col});
+          Value runningMax = carried[0], runningSum = carried[1];
+          Value newMax = arith::MaximumFOp::create(e, loc, runningMax, x);
+          Value rescale = math::ExpOp::create(
+              e, loc, arith::SubFOp::create(e, loc, runningMax, newMax));
+          Value term = math::ExpOp::create(
+              e, loc, arith::SubFOp::create(e, loc, x, newMax));
+          Value newSum = arith::AddFOp::create(
+              e, loc, arith::MulFOp::create(e, loc, runningSum, rescale), term);
+          scf::YieldOp::create(e, loc, ValueRange{newMax, newSum});
+        });
+    memref::StoreOp::create(b, loc, walk.getResult(0), max,
+                            ValueRange{body->getArgument(1 + maxLeaf), col});
+    memref::StoreOp::create(b, loc, walk.getResult(1), sum,
+                            ValueRange{body->getArgument(1 + sumLeaf), col});
+  };
+  (void)scoreLeaf;
+  int64_t headWidth = type.getHeadWidth();
+  scf::ForOp::create(
+      builder, loc, zero, constIndex(builder, type.getHeads()), one,
+      ValueRange{}, [&](OpBuilder &b, Location, Value head, ValueRange) {
+        if (headWidth == 1) {
+          column(b, head, zero);
+        } else {
+          scf::ForOp::create(b, loc, zero, constIndex(b, headWidth), one,
+                             ValueRange{},
+                             [&](OpBuilder &f, Location, Value feature,
+                                 ValueRange) {
+                               column(f, head, feature);
+                               scf::YieldOp::create(f, loc);
+                             });
+        }
+        scf::YieldOp::create(b, loc);
+      });
+  ht::YieldOp::create(builder, loc);
+  builder.setInsertionPointAfter(traversal);
+
+  // The normalised value is evaluated by its consumers.
+  values.softmaxes[op.getResult()] = {score, max, sum};
+  return storeOutput(op.getResult());
+}
+
+/// Edge softmax in two edge traversals (`split-softmax`): the scores and their
+/// per-destination maximum, then the per-destination sum of exp(score - max).
+LogicalResult FunctionLowering::lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op) {
   Value input = op.getInput();
   auto type = cast<hg::FeatureType>(input.getType());
   int64_t heads = type.getHeads(), headWidth = type.getHeadWidth();
-  auto nodeType = MemRefType::get({ShapedType::kDynamic, type.getWidth()},
-                                  type.getElementType());
   Value score = allocate(input);
-  auto allocNode = [&] {
-    Value memref = memref::AllocOp::create(builder, loc, nodeType,
-                                           ValueRange{size(NodeType)});
-    temporaries.push_back(memref);
-    return memref;
-  };
-  Value max = allocNode(), sum = allocNode();
+  Value max = allocateNodeRows(type), sum = allocateNodeRows(type);
   fill(max, -std::numeric_limits<double>::infinity());
   fill(sum, 0.0);
   // Pass 1: store the scores and reduce their per-destination maximum.
@@ -1246,10 +1404,11 @@ LogicalResult FunctionLowering::run() {
 
 struct HGraphToHTmplPass
     : public hector::impl::HGraphToHTmplBase<HGraphToHTmplPass> {
+  using HGraphToHTmplBase::HGraphToHTmplBase;
   void runOnOperation() override {
     SmallVector<hg::FuncOp> functions(getOperation().getOps<hg::FuncOp>());
     for (hg::FuncOp function : functions)
-      if (failed(FunctionLowering(function).run()))
+      if (failed(FunctionLowering(function, splitSoftmax).run()))
         return signalPassFailure();
   }
 };
