@@ -165,10 +165,10 @@ cl::opt<Variant> variant(
 
 cl::opt<bool> splitSoftmax(
     "split-softmax",
-    cl::desc("Lower edge_softmax as two edge traversals (per-destination "
-             "maximum, then sum of exponentials) instead of the default "
-             "stitched traversal, one walk over each destination's incoming "
-             "edges (for comparison)"),
+    cl::desc("Lower edge_softmax as two edge traversals that accumulate "
+             "the per-destination maximum and then the sum of exponentials "
+             "with atomics, instead of the default: one reduction per "
+             "destination over its incoming edges (for comparison)"),
     cl::init(false), cl::cat(hectorCategory));
 
 cl::opt<std::string> graphSizes(

@@ -16,16 +16,18 @@ def HGraphToHTmpl : Pass<"hgraph-to-htmpl", "mlir::ModuleOp"> {
     generic traversal fallback) plus `memref.alloc` for the temporaries that
     must reach memory.
 
-    `edge_softmax` is one node traversal over destinations (the stitched
-    softmax): each destination walks its incoming edges once, storing the
-    scores and keeping the running maximum and sum of exponentials in
-    registers. `split-softmax` lowers it as two edge traversals instead (the
-    maximum, then the sum), for comparison.
+    `edge_softmax` stores its scores (unless they are in memory) and
+    reduces them in one node traversal over destinations: each destination
+    walks its incoming edges for the maximum, then for the sum of
+    exponentials, both kept in registers (a warp's lanes split the edges)
+    and stored once. `split-softmax` lowers it as two edge traversals that
+    accumulate the maximum and then the sum with atomics, for comparison.
   }];
   let options = [
     Option<"splitSoftmax", "split-softmax", "bool", /*default=*/"false",
-           "Lower edge_softmax as two edge traversals (maximum, then sum of "
-           "exponentials) instead of one stitched traversal per destination">
+           "Lower edge_softmax as two edge traversals accumulating the maximum "
+           "and then the sum of exponentials, instead of one reduction per "
+           "destination">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

@@ -1102,131 +1102,91 @@ LogicalResult FunctionLowering::lowerAggregate(hg::AggregateOp op) {
   return success();
 }
 
-/// Edge softmax in one node traversal over destinations: destination t walks
-/// its incoming edges (CSR row t), evaluates and stores each score, and keeps
-/// the running maximum m and the sum s of exp(score - m) in registers; when m
-/// grows, s is rescaled by exp(m_old - m_new). m and s are stored once per
-/// destination: no atomics, no second pass over the scores, no fills.
+/// Edge softmax as the scores (stored by an edge traversal, unless they are
+/// in memory already) and one node traversal that reduces them per
+/// destination: the warp of node t walks t's CSR row twice, its lanes
+/// splitting the slots, for the maximum and then the sum of exp(score -
+/// max); both stay in registers and are stored once per node. No fills and
+/// no atomics; the normalisation is evaluated by the consumers.
 LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
   if (splitSoftmax)
     return lowerEdgeSoftmaxSplit(op);
   Value input = op.getInput();
   auto type = cast<hg::FeatureType>(input.getType());
   Type element = type.getElementType();
-  Value score = allocate(input);
+  Value score;
+  auto stored = values.edges.find(input);
+  if (stored != values.edges.end() &&
+      stored->second.scheme == AccessScheme::Edge) {
+    score = stored->second.memref;
+  } else {
+    score = allocate(input);
+    if (failed(store(input, score, /*edgeDomain=*/true)))
+      return failure();
+  }
   Value max = allocateNodeRows(type), sum = allocateNodeRows(type);
 
-  RowEvaluator evaluator(values, /*edgeDomain=*/true);
-  while (Value missing = evaluator.collect(input)) {
-    auto missingType = dyn_cast<hg::FeatureType>(missing.getType());
-    Value buffer;
-    if (!missingType || missingType.isEdgeWise() ||
-        failed(nodeBuffer(missing, buffer)))
-      return unreadable(missing);
-  }
-  // The body resolves each edge's rows itself, from the CSR slot: edge-wise
-  // operands are passed whole.
-  unsigned numLeaves = evaluator.getLeaves().size();
-  bool needsCompactMap = llvm::any_of(
-      evaluator.getLeaves(),
-      [](const Leaf &leaf) { return leaf.scheme == AccessScheme::Compact; });
-  enum CsrLeaf { RowPtr, Src, Eid, Etype, Compact };
-  SmallVector<unsigned> csrLeaves;
-  for (GraphArray array : {CsrRowPtr, CsrSrc, CsrEid, CsrEtype, CompactMap})
-    if (array != CompactMap || needsCompactMap)
-      csrLeaves.push_back(evaluator.addLeaf({graph(array), AccessScheme::Whole}));
-  unsigned numInputs = evaluator.getLeaves().size();
-  unsigned scoreLeaf = evaluator.addOutput({score, AccessScheme::Whole});
-  unsigned maxLeaf = evaluator.addOutput({max, AccessScheme::Node});
-  unsigned sumLeaf = evaluator.addOutput({sum, AccessScheme::Node});
-
   MLIRContext *ctx = builder.getContext();
-  SmallVector<Value> inputs, outs;
-  SmallVector<Attribute> schemes;
-  for (auto [index, leaf] : llvm::enumerate(evaluator.getLeaves())) {
-    (index < numInputs ? inputs : outs).push_back(leaf.memref);
-    bool nodeScheme = leaf.scheme == AccessScheme::Node;
-    schemes.push_back(ht::AccessSchemeAttr::get(
-        ctx, nodeScheme ? AccessScheme::Node : AccessScheme::Whole));
-  }
+  auto whole = ht::AccessSchemeAttr::get(ctx, AccessScheme::Whole);
+  auto node = ht::AccessSchemeAttr::get(ctx, AccessScheme::Node);
+  Value rowPtr = graph(CsrRowPtr), edgeIds = graph(CsrEid);
   auto traversal = ht::TraversalOp::create(
-      builder, loc, ValueRange{}, Value(), Value(), inputs, outs,
-      ht::Domain::Nodes, ht::Adjacency::None, builder.getArrayAttr(schemes));
+      builder, loc, ValueRange{}, Value(), Value(),
+      ValueRange{score, rowPtr, edgeIds}, ValueRange{max, sum},
+      ht::Domain::Nodes, ht::Adjacency::None,
+      builder.getArrayAttr({whole, whole, whole, node, node}));
 
   OpBuilder::InsertionGuard guard(builder);
   Block *body = builder.createBlock(&traversal.getBody());
-  Type index = builder.getIndexType();
-  for (size_t i = 0, e = schemes.size() + 1; i < e; ++i)
-    body->addArgument(index, loc);
-  Value node = body->getArgument(0);
+  for (int i = 0; i < 6; ++i)
+    body->addArgument(builder.getIndexType(), loc);
+  Value id = body->getArgument(0), maxRow = body->getArgument(4),
+        sumRow = body->getArgument(5);
   auto constIndex = [&](OpBuilder &b, int64_t v) -> Value {
     return arith::ConstantIndexOp::create(b, loc, v);
   };
-  auto loadIndex = [&](OpBuilder &b, unsigned leaf, Value at) -> Value {
-    Value memref = evaluator.getLeaves()[leaf].memref;
+  auto loadIndex = [&](OpBuilder &b, Value memref, Value at) -> Value {
     Value loaded = memref::LoadOp::create(b, loc, memref, at);
     return arith::IndexCastOp::create(b, loc, b.getIndexType(), loaded);
   };
   Value zero = constIndex(builder, 0), one = constIndex(builder, 1);
-  Value begin = loadIndex(builder, csrLeaves[RowPtr], node);
-  Value end = loadIndex(builder, csrLeaves[RowPtr],
-                        arith::AddIOp::create(builder, loc, node, one));
-  Value lowest = arith::ConstantOp::create(
-      builder, loc,
-      builder.getFloatAttr(element, -std::numeric_limits<double>::infinity()));
-  Value nothing =
-      arith::ConstantOp::create(builder, loc, builder.getFloatAttr(element, 0));
+  Value begin = loadIndex(builder, rowPtr, id);
+  Value end = loadIndex(builder, rowPtr,
+                        arith::AddIOp::create(builder, loc, id, one));
+  auto constFloat = [&](OpBuilder &b, double v) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(element, v));
+  };
 
-  // One (head, feature) column: the walk over the incoming edges.
+  // One column: a reduction over the row's slots, each a plain reduction
+  // loop (one combining op) that the warp splits over its lanes.
   auto column = [&](OpBuilder &b, Value head, Value feature) {
     Value col = RowEvaluator::column(b, type, head, feature);
-    auto walk = scf::ForOp::create(
-        b, loc, begin, end, one, ValueRange{lowest, nothing},
-        [&](OpBuilder &e, Location, Value slot, ValueRange carried) {
-          // The rows of this edge, for every leaf of the score expression.
-          Value edge = loadIndex(e, csrLeaves[Eid], slot);
-          SmallVector<Value> rows(evaluator.getLeaves().size(), zero);
-          for (unsigned leaf = 0; leaf < numLeaves; ++leaf) {
-            switch (evaluator.getLeaves()[leaf].scheme) {
-            case AccessScheme::Edge:
-              rows[leaf] = edge;
-              break;
-            case AccessScheme::Compact:
-              rows[leaf] = loadIndex(e, csrLeaves[Compact], edge);
-              break;
-            case AccessScheme::Src:
-              rows[leaf] = loadIndex(e, csrLeaves[Src], slot);
-              break;
-            case AccessScheme::Dst:
-              rows[leaf] = node;
-              break;
-            case AccessScheme::EdgeType:
-              rows[leaf] = loadIndex(e, csrLeaves[Etype], slot);
-              break;
-            default:
-              break;
-            }
-          }
-          evaluator.bind(rows);
-          evaluator.startHead();
-          Value x = evaluator.emit(e, input, head, feature);
-          memref::StoreOp::create(e, loc, x, score, ValueRange{edge, col});
-          Value runningMax = carried[0], runningSum = carried[1];
-          Value newMax = arith::MaximumFOp::create(e, loc, runningMax, x);
-          Value rescale = math::ExpOp::create(
-              e, loc, arith::SubFOp::create(e, loc, runningMax, newMax));
-          Value term = math::ExpOp::create(
-              e, loc, arith::SubFOp::create(e, loc, x, newMax));
-          Value newSum = arith::AddFOp::create(
-              e, loc, arith::MulFOp::create(e, loc, runningSum, rescale), term);
-          scf::YieldOp::create(e, loc, ValueRange{newMax, newSum});
+    auto reduce = [&](Value init,
+                      function_ref<Value(OpBuilder &, Value, Value)> step) {
+      return scf::ForOp::create(
+                 b, loc, begin, end, one, ValueRange{init},
+                 [&](OpBuilder &e, Location, Value slot, ValueRange acc) {
+                   Value edge = loadIndex(e, edgeIds, slot);
+                   Value x = memref::LoadOp::create(e, loc, score,
+                                                    ValueRange{edge, col});
+                   scf::YieldOp::create(e, loc, step(e, acc[0], x));
+                 })
+          .getResult(0);
+    };
+    Value rowMax = reduce(
+        constFloat(b, -std::numeric_limits<double>::infinity()),
+        [&](OpBuilder &e, Value acc, Value x) -> Value {
+          return arith::MaximumFOp::create(e, loc, acc, x);
         });
-    memref::StoreOp::create(b, loc, walk.getResult(0), max,
-                            ValueRange{body->getArgument(1 + maxLeaf), col});
-    memref::StoreOp::create(b, loc, walk.getResult(1), sum,
-                            ValueRange{body->getArgument(1 + sumLeaf), col});
+    Value rowSum =
+        reduce(constFloat(b, 0.0), [&](OpBuilder &e, Value acc, Value x) {
+          Value shifted = arith::SubFOp::create(e, loc, x, rowMax);
+          Value term = math::ExpOp::create(e, loc, shifted);
+          return arith::AddFOp::create(e, loc, acc, term);
+        });
+    memref::StoreOp::create(b, loc, rowMax, max, ValueRange{maxRow, col});
+    memref::StoreOp::create(b, loc, rowSum, sum, ValueRange{sumRow, col});
   };
-  (void)scoreLeaf;
   int64_t headWidth = type.getHeadWidth();
   scf::ForOp::create(
       builder, loc, zero, constIndex(builder, type.getHeads()), one,

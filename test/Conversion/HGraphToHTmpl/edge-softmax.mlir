@@ -1,57 +1,50 @@
 // RUN: hector-opt %s --hgraph-to-htmpl --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: hector-opt %s --hgraph-to-htmpl=split-softmax=true --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SPLIT
 
-// The stitched edge softmax: one node traversal over destinations. Node t
-// walks its CSR row [row_ptr[t], row_ptr[t+1]); every edge's rows come from
-// the slot (csr_src, csr_eid, csr_etype; the destination is t itself), so
-// edge-wise operands are passed whole (h twice: read at the source and at
-// the destination). The
-// running max starts at -inf and the sum at 0; the sum is rescaled by
-// exp(old max - new max) and gains exp(score - new max). Max and sum are
-// stored once per node, so there is no accumulate and no fill.
+// The edge softmax: the scores are stored by an edge traversal (the score
+// expression fused into it), then one node traversal reduces them per
+// destination. Node t walks its CSR row [row_ptr[t], row_ptr[t+1]) twice,
+// reading score[csr_eid[slot]]: a max loop from -inf, then a sum loop of
+// exp(score - max) from 0. Each is a plain reduction loop (one combining op)
+// that the GPU lowering splits over a warp's lanes; max and sum are stored
+// once per node, so there is no accumulate and no fill. The consumer
+// evaluates exp(score - max) / sum.
 
 // CHECK-LABEL: func.func @gat
 // CHECK-SAME: %[[ROWPTR:[^:]*]]: memref<?xi32> {hector.arg = {name = "csr_row_ptr"
-// CHECK-SAME: %[[CSRC:[^:]*]]: memref<?xi32> {hector.arg = {name = "csr_src"
 // CHECK-SAME: %[[EID:[^:]*]]: memref<?xi32> {hector.arg = {name = "csr_eid"
-// CHECK-SAME: %[[ETYPE:[^:]*]]: memref<?xi32> {hector.arg = {name = "csr_etype"
-// CHECK-SAME: %[[H:[^:]*]]: memref<?x16xf32> {hector.arg = {name = "arg1"
-// CHECK-SAME: %[[A:[^:]*]]: memref<?x16xf32> {hector.arg = {name = "arg2"
 // CHECK-DAG: %[[NEGINF:.*]] = arith.constant 0xFF800000 : f32
 // CHECK-DAG: %[[ZERO:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK: %[[SCORE:.*]] = memref.alloc({{.*}}) : memref<?x1xf32>
+// CHECK: htmpl.traversal edges coo({{.*}}) outs(%[[SCORE]] : memref<?x1xf32> as edge)
+// CHECK: arith.select
+// CHECK: memref.store {{.*}}, %[[SCORE]]
 // CHECK: %[[MAX:.*]] = memref.alloc({{.*}}) : memref<?x1xf32>
 // CHECK: %[[SUM:.*]] = memref.alloc({{.*}}) : memref<?x1xf32>
-// CHECK-NOT: htmpl.traversal
-// CHECK: htmpl.traversal nodes ins(%[[H]] : memref<?x16xf32> as whole, %[[A]] : memref<?x16xf32> as whole, %[[H]] : memref<?x16xf32> as whole, %[[ROWPTR]] : memref<?xi32> as whole, %[[CSRC]] : memref<?xi32> as whole, %[[EID]] : memref<?xi32> as whole, %[[ETYPE]] : memref<?xi32> as whole) outs(%[[SCORE]] : memref<?x1xf32> as whole, %[[MAX]] : memref<?x1xf32> as node, %[[SUM]] : memref<?x1xf32> as node) {
+// CHECK: htmpl.traversal nodes ins(%[[SCORE]] : memref<?x1xf32> as whole, %[[ROWPTR]] : memref<?xi32> as whole, %[[EID]] : memref<?xi32> as whole) outs(%[[MAX]] : memref<?x1xf32> as node, %[[SUM]] : memref<?x1xf32> as node) {
 // CHECK-NEXT: ^bb0(%[[NODE:[^:]*]]: index, {{.*}}, %[[MAXROW:[^:]*]]: index, %[[SUMROW:[^:]*]]: index):
 // CHECK: %[[B:.*]] = memref.load %[[ROWPTR]][%[[NODE]]]
 // CHECK: %[[BEGIN:.*]] = arith.index_cast %[[B]]
 // CHECK: %[[NEXT:.*]] = arith.addi %[[NODE]], %c1
 // CHECK: %[[E:.*]] = memref.load %[[ROWPTR]][%[[NEXT]]]
 // CHECK: %[[END:.*]] = arith.index_cast %[[E]]
-// CHECK: %[[WALK:.*]]:2 = scf.for %[[SLOT:.*]] = %[[BEGIN]] to %[[END]] step %c1 iter_args(%[[M:.*]] = %[[NEGINF]], %[[S:.*]] = %[[ZERO]]) -> (f32, f32) {
-// CHECK-DAG: memref.load %[[EID]][%[[SLOT]]]
-// CHECK-DAG: memref.load %[[CSRC]][%[[SLOT]]]
-// CHECK-DAG: memref.load %[[ETYPE]][%[[SLOT]]]
-// CHECK: scf.for {{.*}} iter_args
-// CHECK: memref.load %[[H]][%[[NODE]],
-// CHECK: scf.for {{.*}} iter_args
-// CHECK: %[[X:.*]] = arith.select
-// CHECK: memref.store %[[X]], %[[SCORE]]
-// CHECK: %[[NEWMAX:.*]] = arith.maximumf %[[M]], %[[X]]
-// CHECK: %[[D:.*]] = arith.subf %[[M]], %[[NEWMAX]]
-// CHECK: %[[RESCALE:.*]] = math.exp %[[D]]
-// CHECK: %[[XD:.*]] = arith.subf %[[X]], %[[NEWMAX]]
-// CHECK: %[[TERM:.*]] = math.exp %[[XD]]
-// CHECK: %[[SCALED:.*]] = arith.mulf %[[S]], %[[RESCALE]]
-// CHECK: %[[NEWSUM:.*]] = arith.addf %[[SCALED]], %[[TERM]]
-// CHECK: scf.yield %[[NEWMAX]], %[[NEWSUM]]
-// CHECK: memref.store %[[WALK]]#0, %[[MAX]][%[[MAXROW]], %c0]
-// CHECK: memref.store %[[WALK]]#1, %[[SUM]][%[[SUMROW]], %c0]
-// CHECK-NOT: htmpl.accumulate
+// CHECK: %[[M:.*]] = scf.for %[[SLOT:.*]] = %[[BEGIN]] to %[[END]] step %c1 iter_args(%[[ACC:.*]] = %[[NEGINF]]) -> (f32) {
+// CHECK: %[[EDGE:.*]] = memref.load %[[EID]][%[[SLOT]]]
+// CHECK: %[[EI:.*]] = arith.index_cast %[[EDGE]]
+// CHECK: %[[X:.*]] = memref.load %[[SCORE]][%[[EI]], %c0]
+// CHECK: %[[MX:.*]] = arith.maximumf %[[ACC]], %[[X]]
+// CHECK: scf.yield %[[MX]]
+// CHECK: %[[S:.*]] = scf.for %[[SLOT2:.*]] = %[[BEGIN]] to %[[END]] step %c1 iter_args(%[[ACC2:.*]] = %[[ZERO]]) -> (f32) {
+// CHECK: %[[X2:.*]] = memref.load %[[SCORE]]
+// CHECK: %[[D:.*]] = arith.subf %[[X2]], %[[M]]
+// CHECK: %[[T:.*]] = math.exp %[[D]]
+// CHECK: %[[SX:.*]] = arith.addf %[[ACC2]], %[[T]]
+// CHECK: scf.yield %[[SX]]
+// CHECK: memref.store %[[M]], %[[MAX]][%[[MAXROW]], %c0]
+// CHECK: memref.store %[[S]], %[[SUM]][%[[SUMROW]], %c0]
+// CHECK-NOT: htmpl.accumulate max
 // CHECK: htmpl.traversal nodes outs
-// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORE]] : memref<?x1xf32> as edge, %[[MAX]] : memref<?x1xf32> as dst, %[[SUM]] : memref<?x1xf32> as dst, %[[H]] : memref<?x16xf32> as src)
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORE]] : memref<?x1xf32> as edge, %[[MAX]] : memref<?x1xf32> as dst, %[[SUM]] : memref<?x1xf32> as dst, %{{.*}} : memref<?x16xf32> as src)
 // CHECK: math.exp
 // CHECK: arith.divf
 // CHECK: htmpl.accumulate add
@@ -85,29 +78,42 @@ hgraph.func @gat(%g: !hgraph.graph, %h: !hgraph.node<16xf32>, %a: !hgraph.weight
 
 // -----
 
-// A softmax per feature column (an edge value of width 4, one head), whose
-// input reads a compact-materialized value: a walk per column, and the rows
-// of the compact operand come from compact_map[csr_eid[slot]]. The softmax
-// result is returned: a plain edge traversal stores it.
+// Scores that are in memory already (an edge argument, two heads) are
+// reduced in place: no score traversal. Per head, a column of its own.
+
+// CHECK-LABEL: func.func @given
+// CHECK-SAME: %[[E:[^:]*]]: memref<?x2xf32> {hector.arg = {name = "arg1"
+// CHECK-NOT: htmpl.traversal edges
+// CHECK: htmpl.traversal nodes ins(%[[E]] : memref<?x2xf32> as whole
+// CHECK: scf.for %[[HEAD:.*]] = %c0 to %c2 step %c1 {
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: memref.load %[[E]][%{{.*}}, %[[HEAD]]]
+// CHECK: arith.maximumf
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[E]] : memref<?x2xf32> as edge
+hgraph.func @given(%g: !hgraph.graph, %e: !hgraph.edge<2xf32, heads = 2>) -> !hgraph.edge<2xf32, heads = 2> {
+  %alpha = hgraph.edge_softmax %e : !hgraph.edge<2xf32, heads = 2>
+  hgraph.return %alpha : !hgraph.edge<2xf32, heads = 2>
+}
+
+// -----
+
+// A softmax per feature column (an edge value of width 4, one head) of an
+// expression of a compact-materialized value: the score traversal reads it
+// through compact_map; the reduction has a max and a sum loop per column.
 
 // CHECK-LABEL: func.func @columns
-// CHECK-SAME: %[[EID:[^:]*]]: memref<?xi32> {hector.arg = {name = "csr_eid"
-// CHECK-SAME: %[[CMAP:[^:]*]]: memref<?xi32> {hector.arg = {name = "compact_map"
-// CHECK: %[[Z:.*]] = memref.alloc
 // CHECK: htmpl.gemm
 // CHECK: %[[SCORE:.*]] = memref.alloc({{.*}}) : memref<?x4xf32>
-// CHECK: htmpl.traversal nodes ins(%[[Z]] : memref<?x4xf32> as whole, {{.*}}, %[[CMAP]] : memref<?xi32> as whole) outs(%[[SCORE]] : memref<?x4xf32> as whole
-// CHECK: scf.for %[[COL:.*]] = %c0 to %c4 step %c1 {
-// CHECK: scf.for %[[SLOT:.*]] = {{.*}} iter_args
-// CHECK: %[[E:.*]] = memref.load %[[EID]][%[[SLOT]]]
-// CHECK: %[[EI:.*]] = arith.index_cast %[[E]]
-// CHECK: %[[P:.*]] = memref.load %[[CMAP]][%[[EI]]]
-// CHECK: %[[PI:.*]] = arith.index_cast %[[P]]
-// CHECK: memref.load %[[Z]][%[[PI]], %[[COL]]]
+// CHECK: htmpl.traversal edges coo({{.*}}) compact_map({{.*}}) ins(%{{.*}} : memref<?x4xf32> as compact) outs(%[[SCORE]] : memref<?x4xf32> as edge)
 // CHECK: math.tanh
-// CHECK: memref.store {{.*}}, %[[SCORE]][%[[EI]], %[[COL]]]
-// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORE]] : memref<?x4xf32> as edge
+// CHECK: htmpl.traversal nodes ins(%[[SCORE]] : memref<?x4xf32> as whole
+// CHECK: scf.for %[[COL:.*]] = %c0 to %c4 step %c1 {
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: memref.load %[[SCORE]][%{{.*}}, %[[COL]]]
+// CHECK: arith.maximumf
+// CHECK: scf.for {{.*}} iter_args
 // CHECK: math.exp
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORE]] : memref<?x4xf32> as edge
 // CHECK: arith.divf
 // CHECK: memref.store
 hgraph.func @columns(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %W: !hgraph.weight<edge, 4x4xf32>) -> !hgraph.edge<4xf32> {

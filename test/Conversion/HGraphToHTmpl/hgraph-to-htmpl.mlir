@@ -47,11 +47,11 @@ hgraph.func @rgcn(%g: !hgraph.graph, %h: !hgraph.node<16xf32> {hgraph.name = "h"
 
 // -----
 
-// RGAT with 2 heads: one node traversal over destinations (the stitched
-// softmax) walks each destination's CSR row, stores every score and keeps the
-// running max and sum in registers, then stores them once; the final
-// traversal evaluates alpha once per head and scales the feature loop.
-// (test/Conversion/HGraphToHTmpl/edge-softmax.mlir covers the walk itself.)
+// RGAT with 2 heads: the scores are stored once per edge and head; one node
+// traversal reduces them per destination (max, then sum of exp(score -
+// max)); the final traversal evaluates alpha once per head and scales the
+// feature loop. (test/Conversion/HGraphToHTmpl/edge-softmax.mlir covers the
+// reduction itself.)
 
 // CHECK-LABEL: func.func @rgat
 // CHECK: %[[Z:.*]] = memref.alloc
@@ -59,13 +59,16 @@ hgraph.func @rgcn(%g: !hgraph.graph, %h: !hgraph.node<16xf32> {hgraph.name = "h"
 // CHECK: %[[ZT:.*]] = memref.alloc
 // CHECK: htmpl.gemm
 // CHECK: %[[SCORE:.*]] = memref.alloc({{.*}}) : memref<?x2xf32>
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[Z]] : memref<?x8xf32> as edge, %{{.*}} : memref<?x8xf32> as etype, %[[ZT]] : memref<?x8xf32> as edge, %{{.*}} : memref<?x8xf32> as etype) outs(%[[SCORE]] : memref<?x2xf32> as edge)
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: scf.for {{.*}} iter_args
+// CHECK: arith.select
+// CHECK: memref.store {{.*}}, %[[SCORE]]
 // CHECK: %[[MAX:.*]] = memref.alloc({{.*}}) : memref<?x2xf32>
 // CHECK: %[[SUM:.*]] = memref.alloc({{.*}}) : memref<?x2xf32>
-// CHECK: htmpl.traversal nodes ins(%[[Z]] : memref<?x8xf32> as whole, %{{.*}} : memref<?x8xf32> as whole, %[[ZT]] : memref<?x8xf32> as whole, %{{.*}} : memref<?x8xf32> as whole, {{.*}}) outs(%[[SCORE]] : memref<?x2xf32> as whole, %[[MAX]] : memref<?x2xf32> as node, %[[SUM]] : memref<?x2xf32> as node)
-// CHECK: scf.for {{.*}} iter_args
-// CHECK: memref.store {{.*}}, %[[SCORE]]
-// CHECK: memref.store {{.*}}, %[[MAX]]
-// CHECK: memref.store {{.*}}, %[[SUM]]
+// CHECK: htmpl.traversal nodes ins(%[[SCORE]] : memref<?x2xf32> as whole, {{.*}}) outs(%[[MAX]] : memref<?x2xf32> as node, %[[SUM]] : memref<?x2xf32> as node)
+// CHECK: arith.maximumf
+// CHECK: math.exp
 // CHECK-NOT: htmpl.accumulate max
 // CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORE]] : memref<?x2xf32> as edge, %[[MAX]] : memref<?x2xf32> as dst, %[[SUM]] : memref<?x2xf32> as dst, %[[Z]] : memref<?x8xf32> as edge) outs(%{{.*}} : memref<?x8xf32> as dst)
 // CHECK: scf.for %[[HEAD:.*]] =

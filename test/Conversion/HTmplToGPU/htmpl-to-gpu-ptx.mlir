@@ -58,7 +58,7 @@
 
 // RGCN-COUNT-5: .visible .entry
 // RGCN-NOT: .visible .entry
-// RGAT-COUNT-5: .visible .entry
+// RGAT-COUNT-6: .visible .entry
 // RGAT-NOT: .visible .entry
 
 func.func @gemm(%lhs: memref<?x64xf32>, %rows: memref<?xi32>,
