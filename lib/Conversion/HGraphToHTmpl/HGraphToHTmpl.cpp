@@ -1157,53 +1157,64 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(element, v));
   };
 
-  // One column: a reduction over the row's slots, each a plain reduction
-  // loop (one combining op) that the warp splits over its lanes.
-  auto column = [&](OpBuilder &b, Value head, Value feature) {
-    Value col = RowEvaluator::column(b, type, head, feature);
-    auto reduce = [&](Value init,
-                      function_ref<Value(OpBuilder &, Value, Value)> step) {
-      return scf::ForOp::create(
-                 b, loc, begin, end, one, ValueRange{init},
-                 [&](OpBuilder &e, Location, Value slot, ValueRange acc) {
-                   Value edge = loadIndex(e, edgeIds, slot);
-                   Value x = memref::LoadOp::create(e, loc, score,
-                                                    ValueRange{edge, col});
-                   scf::YieldOp::create(e, loc, step(e, acc[0], x));
-                 })
-          .getResult(0);
+  // The walks for a group of columns: one loop for the maxima, one for the
+  // sums, each column an iter_arg with one combining op, so that the warp
+  // splits the slots over its lanes and finishes every column with
+  // shuffles. One edge id load serves every column of the group.
+  auto walks = [&](OpBuilder &b, ArrayRef<Value> columns) {
+    auto reduce = [&](double init,
+                      function_ref<Value(OpBuilder &, Value, Value, size_t)>
+                          step) {
+      SmallVector<Value> inits(columns.size(), constFloat(b, init));
+      auto loop = scf::ForOp::create(
+          b, loc, begin, end, one, inits,
+          [&](OpBuilder &e, Location, Value slot, ValueRange acc) {
+            Value edge = loadIndex(e, edgeIds, slot);
+            SmallVector<Value> next;
+            for (auto [i, column] : llvm::enumerate(columns)) {
+              Value x = memref::LoadOp::create(e, loc, score,
+                                               ValueRange{edge, column});
+              next.push_back(step(e, acc[i], x, i));
+            }
+            scf::YieldOp::create(e, loc, next);
+          });
+      return SmallVector<Value>(loop.getResults());
     };
-    Value rowMax = reduce(
-        constFloat(b, -std::numeric_limits<double>::infinity()),
-        [&](OpBuilder &e, Value acc, Value x) -> Value {
-          return arith::MaximumFOp::create(e, loc, acc, x);
-        });
-    Value rowSum =
-        reduce(constFloat(b, 0.0), [&](OpBuilder &e, Value acc, Value x) {
-          Value shifted = arith::SubFOp::create(e, loc, x, rowMax);
+    SmallVector<Value> rowMax =
+        reduce(-std::numeric_limits<double>::infinity(),
+               [&](OpBuilder &e, Value acc, Value x, size_t) -> Value {
+                 return arith::MaximumFOp::create(e, loc, acc, x);
+               });
+    SmallVector<Value> rowSum =
+        reduce(0.0, [&](OpBuilder &e, Value acc, Value x, size_t i) -> Value {
+          Value shifted = arith::SubFOp::create(e, loc, x, rowMax[i]);
           Value term = math::ExpOp::create(e, loc, shifted);
           return arith::AddFOp::create(e, loc, acc, term);
         });
-    memref::StoreOp::create(b, loc, rowMax, max, ValueRange{maxRow, col});
-    memref::StoreOp::create(b, loc, rowSum, sum, ValueRange{sumRow, col});
+    for (auto [i, column] : llvm::enumerate(columns)) {
+      memref::StoreOp::create(b, loc, rowMax[i], max,
+                              ValueRange{maxRow, column});
+      memref::StoreOp::create(b, loc, rowSum[i], sum,
+                              ValueRange{sumRow, column});
+    }
   };
-  int64_t headWidth = type.getHeadWidth();
-  scf::ForOp::create(
-      builder, loc, zero, constIndex(builder, type.getHeads()), one,
-      ValueRange{}, [&](OpBuilder &b, Location, Value head, ValueRange) {
-        if (headWidth == 1) {
-          column(b, head, zero);
-        } else {
-          scf::ForOp::create(b, loc, zero, constIndex(b, headWidth), one,
-                             ValueRange{},
-                             [&](OpBuilder &f, Location, Value feature,
-                                 ValueRange) {
-                               column(f, head, feature);
-                               scf::YieldOp::create(f, loc);
-                             });
-        }
-        scf::YieldOp::create(b, loc);
-      });
+  // Per-head scores (a few columns) share their walks; wider softmaxes walk
+  // once per column, keeping the registers per lane bounded.
+  constexpr int64_t kColumnsPerWalk = 8;
+  int64_t width = type.getWidth();
+  if (width <= kColumnsPerWalk) {
+    SmallVector<Value> columns;
+    for (int64_t c = 0; c < width; ++c)
+      columns.push_back(constIndex(builder, c));
+    walks(builder, columns);
+  } else {
+    scf::ForOp::create(builder, loc, zero, constIndex(builder, width), one,
+                       ValueRange{},
+                       [&](OpBuilder &b, Location, Value column, ValueRange) {
+                         walks(b, {column});
+                         scf::YieldOp::create(b, loc);
+                       });
+  }
   ht::YieldOp::create(builder, loc);
   builder.setInsertionPointAfter(traversal);
 

@@ -79,16 +79,26 @@ hgraph.func @gat(%g: !hgraph.graph, %h: !hgraph.node<16xf32>, %a: !hgraph.weight
 // -----
 
 // Scores that are in memory already (an edge argument, two heads) are
-// reduced in place: no score traversal. Per head, a column of its own.
+// reduced in place: no score traversal. The heads share one max walk and
+// one sum walk, an iter_arg each, and one csr_eid load per slot.
 
 // CHECK-LABEL: func.func @given
+// CHECK-SAME: %[[EID:[^:]*]]: memref<?xi32> {hector.arg = {name = "csr_eid"
 // CHECK-SAME: %[[E:[^:]*]]: memref<?x2xf32> {hector.arg = {name = "arg1"
 // CHECK-NOT: htmpl.traversal edges
 // CHECK: htmpl.traversal nodes ins(%[[E]] : memref<?x2xf32> as whole
-// CHECK: scf.for %[[HEAD:.*]] = %c0 to %c2 step %c1 {
-// CHECK: scf.for {{.*}} iter_args
-// CHECK: memref.load %[[E]][%{{.*}}, %[[HEAD]]]
-// CHECK: arith.maximumf
+// CHECK: %[[M:.*]]:2 = scf.for {{.*}} iter_args(%[[A0:.*]] = %{{.*}}, %[[A1:.*]] = %{{.*}}) -> (f32, f32) {
+// CHECK: %[[ED:.*]] = memref.load %[[EID]]
+// CHECK: %[[EI:.*]] = arith.index_cast %[[ED]]
+// CHECK: %[[X0:.*]] = memref.load %[[E]][%[[EI]], %c0]
+// CHECK: %[[M0:.*]] = arith.maximumf %[[A0]], %[[X0]]
+// CHECK: %[[X1:.*]] = memref.load %[[E]][%[[EI]], %c1]
+// CHECK: %[[M1:.*]] = arith.maximumf %[[A1]], %[[X1]]
+// CHECK: scf.yield %[[M0]], %[[M1]]
+// CHECK: %[[S:.*]]:2 = scf.for {{.*}} -> (f32, f32) {
+// CHECK: arith.subf %{{.*}}, %[[M]]#0
+// CHECK: arith.subf %{{.*}}, %[[M]]#1
+// CHECK-NOT: scf.for
 // CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[E]] : memref<?x2xf32> as edge
 hgraph.func @given(%g: !hgraph.graph, %e: !hgraph.edge<2xf32, heads = 2>) -> !hgraph.edge<2xf32, heads = 2> {
   %alpha = hgraph.edge_softmax %e : !hgraph.edge<2xf32, heads = 2>
@@ -99,7 +109,8 @@ hgraph.func @given(%g: !hgraph.graph, %e: !hgraph.edge<2xf32, heads = 2>) -> !hg
 
 // A softmax per feature column (an edge value of width 4, one head) of an
 // expression of a compact-materialized value: the score traversal reads it
-// through compact_map; the reduction has a max and a sum loop per column.
+// through compact_map; the four columns share the walks. Past 8 columns
+// (@wide) the walks run once per column, in a loop over the columns.
 
 // CHECK-LABEL: func.func @columns
 // CHECK: htmpl.gemm
@@ -107,12 +118,10 @@ hgraph.func @given(%g: !hgraph.graph, %e: !hgraph.edge<2xf32, heads = 2>) -> !hg
 // CHECK: htmpl.traversal edges coo({{.*}}) compact_map({{.*}}) ins(%{{.*}} : memref<?x4xf32> as compact) outs(%[[SCORE]] : memref<?x4xf32> as edge)
 // CHECK: math.tanh
 // CHECK: htmpl.traversal nodes ins(%[[SCORE]] : memref<?x4xf32> as whole
-// CHECK: scf.for %[[COL:.*]] = %c0 to %c4 step %c1 {
-// CHECK: scf.for {{.*}} iter_args
-// CHECK: memref.load %[[SCORE]][%{{.*}}, %[[COL]]]
-// CHECK: arith.maximumf
-// CHECK: scf.for {{.*}} iter_args
-// CHECK: math.exp
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK-COUNT-4: arith.maximumf
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32) {
+// CHECK-COUNT-4: math.exp
 // CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORE]] : memref<?x4xf32> as edge
 // CHECK: arith.divf
 // CHECK: memref.store
@@ -121,4 +130,19 @@ hgraph.func @columns(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %W: !hgraph.wei
   %t = hgraph.tanh %z : !hgraph.edge<4xf32>
   %alpha = hgraph.edge_softmax %t : !hgraph.edge<4xf32>
   hgraph.return %alpha : !hgraph.edge<4xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @wide
+// CHECK: htmpl.traversal nodes
+// CHECK: scf.for %[[COL:.*]] = %c0 to %c16 step %c1 {
+// CHECK: scf.for {{.*}} -> (f32) {
+// CHECK: memref.load %{{.*}}[%{{.*}}, %[[COL]]]
+// CHECK: arith.maximumf
+// CHECK: scf.for {{.*}} -> (f32) {
+// CHECK: math.exp
+hgraph.func @wide(%g: !hgraph.graph, %e: !hgraph.edge<16xf32>) -> !hgraph.edge<16xf32> {
+  %alpha = hgraph.edge_softmax %e : !hgraph.edge<16xf32>
+  hgraph.return %alpha : !hgraph.edge<16xf32>
 }
