@@ -26,6 +26,7 @@ constexpr llvm::StringLiteral kArgAttr = "hector.arg";
 constexpr llvm::StringLiteral kCInterfaceAttr = "llvm.emit_c_interface";
 constexpr llvm::StringLiteral kKindAttr = "hector.kind";
 constexpr llvm::StringLiteral kPrimalAttr = "hector.primal";
+constexpr llvm::StringLiteral kTypedEndpointsAttr = "hector.typed_endpoints";
 constexpr llvm::StringLiteral kRoles[] = {"graph",  "input",       "weight",
                                           "output", "saved",       "grad_output",
                                           "grad"};
@@ -197,6 +198,7 @@ FailureOr<EntryPoint> prepareEntryPoint(func::FuncOp func) {
              << "' must be a non-empty string, got " << attr;
     entry.primal = text.getValue().str();
   }
+  entry.typedEndpoints = func->hasAttr(kTypedEndpointsAttr);
   FunctionType type = func.getFunctionType();
   if (type.getNumResults() != 0)
     return func.emitError("entry point '")
@@ -300,6 +302,9 @@ std::string hector::renderManifest(ArrayRef<EntryPoint> entries,
     e["target"] = info.target;
     e["kind"] = entry.kind;
     e["primal"] = entry.primal;
+    // Present only when set: callers must pass such graphs only.
+    if (entry.typedEndpoints)
+      e["typed_endpoints"] = true;
     // The graph arrays the runtime's preprocessing must build, in order.
     Json preprocessing = Json::array();
     Json args = Json::array();

@@ -29,6 +29,10 @@ shape symbols -- every "E" the same, "N+1" one more than "N" (ValueError);
 messages name the argument. Nothing is converted or copied silently.
 ``check_indices=True`` also checks that every id in the graph arrays is in
 range (hector/_graph_checks.py), for arrays not built by hector.graph.
+An entry built with ``hectorc --typed-endpoints`` (``"typed_endpoints": true``
+in the manifest) always checks that every edge type of the graph joins one
+source node type to one destination node type, which its code assumes
+(ValueError otherwise; torch arrays are checked once until modified).
 """
 
 from __future__ import annotations
@@ -40,7 +44,7 @@ import re
 from dataclasses import dataclass
 
 from . import _runtime
-from ._graph_checks import check_graph_indices
+from ._graph_checks import check_graph_indices, check_typed_endpoints
 
 __all__ = ["load", "CompiledLibrary", "EntryPoint", "Argument", "LaunchError"]
 
@@ -176,6 +180,11 @@ class EntryPoint:
         self.primal = raw.get("primal", self.name)
         if not isinstance(self.primal, str) or not self.primal:
             raise _manifest_error(path, f"entry '{self.name}' has primal {self.primal!r}")
+        # Built with --typed-endpoints: every call checks the graph qualifies.
+        self.typed_endpoints = raw.get("typed_endpoints", False)
+        if not isinstance(self.typed_endpoints, bool):
+            raise _manifest_error(
+                path, f"entry '{self.name}' has typed_endpoints {self.typed_endpoints!r}")
         self.arguments = tuple(
             _parse_argument(path, self.name, i, a, self.kind) for i, a in enumerate(raw_args))
         self._library = library
@@ -350,6 +359,10 @@ class EntryPoint:
         if check_indices:
             check_graph_indices(self.name, [(arg, keep) for arg, _, _, keep in described],
                                 symbols)
+        if self.typed_endpoints:
+            # The caller's arrays (a CPU library may see numpy views of torch
+            # tensors), so that unchanged torch tensors are checked once.
+            check_typed_endpoints(self.name, zip(self.arguments, self._bind(args, kwargs)))
         descriptors = []
         for arg, ptr, shape, _ in described:
             d = _descriptor_type(arg.rank)()

@@ -9,6 +9,7 @@
 // RUN: hectorc %s --variant=both --typed-endpoints | FileCheck %s --check-prefix=TYPED
 // RUN: hectorc %s --typed-endpoints --graph-sizes=N=500,R=100 | FileCheck %s --check-prefix=FEWNODES
 // RUN: hectorc %s --target=cpu -o %t.so && FileCheck %s --check-prefix=LIB < %t.so.json
+// RUN: hectorc %s --target=cpu --typed-endpoints -o %t.typed.so && FileCheck %s --check-prefix=TYPEDLIB < %t.typed.so.json
 // RUN: not hectorc %s --graph-sizes=N=10,X=3 2>&1 | FileCheck %s --check-prefix=BADSYM
 // RUN: not hectorc %s --graph-sizes=N=0 2>&1 | FileCheck %s --check-prefix=BADSYM
 // RUN: not hectorc %s --graph-sizes=E=5,E=6 2>&1 | FileCheck %s --check-prefix=TWICE
@@ -43,8 +44,13 @@
 // FEWNODES-LABEL: hgraph.func @layer
 // FEWNODES-NOT: node_of
 
-// The library needs the compact mapping.
+// The library needs the compact mapping; only a library whose code picks
+// weights through an edge type's endpoint type says typed_endpoints (and
+// hector.compiled then checks every graph it is called with).
 // LIB: "compact_map"
+// LIB-NOT: typed_endpoints
+// TYPEDLIB: "kind": "inference"
+// TYPEDLIB: "typed_endpoints": true
 
 // BADSYM: hectorc: error: --graph-sizes: expected N=<count>,E=<count>,P=<count>,R=<count>,T=<count> (any subset, positive counts), got
 // TWICE: hectorc: error: --graph-sizes: E is given twice

@@ -50,6 +50,10 @@ struct EntryPoint {
   /// The function this entry computes or differentiates (`hector.primal`,
   /// default the entry's own name).
   std::string primal;
+  /// Correct only on graphs whose edge types each join one source node type
+  /// to one destination node type (`hector.typed_endpoints`, set where a
+  /// weight slice is chosen through an edge type's endpoint type).
+  bool typedEndpoints = false;
   std::vector<EntryArgument> arguments;
 };
 
