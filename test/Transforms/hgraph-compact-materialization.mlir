@@ -74,21 +74,30 @@ hgraph.func @from_edge(%g: !hgraph.graph, %h: !hgraph.node<16xf32>, %x: !hgraph.
 // -----
 
 // A backward function: the recomputed forward map is compacted; gradients
-// (per-edge by nature) and the weight gradient are left as they are.
+// stay per edge (they depend on the destination); the weight gradient from
+// the source of an edge-typed weight sums its rows per pair first. Not a
+// weight gradient from the destination, nor of a single weight, nor when
+// nearly every edge is its own pair.
 
 // CHECK-LABEL: hgraph.func @rgcn_bwd
 // CHECK: %[[Z:.*]] = hgraph.typed_linear {{.*}} from src {hgraph.materialization = #hgraph.materialization<compact>}
 // CHECK: %[[D:.*]] = hgraph.gather %{{.*}} from dst
 // CHECK: hgraph.typed_linear %{{.*}}, %[[D]] from edge transpose :
-// CHECK: hgraph.weight_grad %{{.*}} from src, %[[D]] :
+// CHECK: hgraph.weight_grad %{{.*}} from src, %[[D]] {hgraph.materialization = #hgraph.materialization<compact>} :
+// CHECK: hgraph.weight_grad %{{.*}} from dst, %[[D]] :
+// CHECK: hgraph.weight_grad %{{.*}} from node, %{{.*}} :
+// DENSE-LABEL: hgraph.func @rgcn_bwd
+// DENSE-NOT: materialization
 hgraph.func @rgcn_bwd(%g: !hgraph.graph, %h: !hgraph.node<16xf32>, %W: !hgraph.weight<edge, 16x16xf32>,
-                      %dout: !hgraph.node<16xf32>) -> (!hgraph.edge<16xf32>, !hgraph.node<16xf32>, !hgraph.weight<edge, 16x16xf32>) {
+                      %dout: !hgraph.node<16xf32>) -> (!hgraph.edge<16xf32>, !hgraph.node<16xf32>, !hgraph.weight<edge, 16x16xf32>, !hgraph.weight<edge, 16x16xf32>, !hgraph.weight<single, 16x16xf32>) {
   %z = hgraph.typed_linear %W, %h from src : !hgraph.weight<edge, 16x16xf32>, !hgraph.node<16xf32> -> !hgraph.edge<16xf32>
   %d = hgraph.gather %dout from dst : !hgraph.node<16xf32> -> !hgraph.edge<16xf32>
   %dx = hgraph.typed_linear %W, %d from edge transpose : !hgraph.weight<edge, 16x16xf32>, !hgraph.edge<16xf32> -> !hgraph.edge<16xf32>
   %dh = hgraph.aggregate sum %dx to src : !hgraph.edge<16xf32> -> !hgraph.node<16xf32>
   %dW = hgraph.weight_grad %h from src, %d : !hgraph.node<16xf32>, !hgraph.edge<16xf32> -> !hgraph.weight<edge, 16x16xf32>
-  hgraph.return %z, %dh, %dW : !hgraph.edge<16xf32>, !hgraph.node<16xf32>, !hgraph.weight<edge, 16x16xf32>
+  %dWt = hgraph.weight_grad %h from dst, %d : !hgraph.node<16xf32>, !hgraph.edge<16xf32> -> !hgraph.weight<edge, 16x16xf32>
+  %dW0 = hgraph.weight_grad %h from node, %dout : !hgraph.node<16xf32>, !hgraph.node<16xf32> -> !hgraph.weight<single, 16x16xf32>
+  hgraph.return %z, %dh, %dW, %dWt, %dW0 : !hgraph.edge<16xf32>, !hgraph.node<16xf32>, !hgraph.weight<edge, 16x16xf32>, !hgraph.weight<edge, 16x16xf32>, !hgraph.weight<single, 16x16xf32>
 }
 
 // -----

@@ -262,7 +262,12 @@ def test_loss_decreases(built, tmp_path, model, optimizer):
     steps, final = losses(run(library, graph_file, "--steps", 10, "--seed", 4,
                               "--optimizer", optimizer))
     assert len(steps) == 10 and np.all(np.isfinite(steps))
-    assert final < steps[-1] < steps[0], steps
+    if optimizer == "sgd":
+        assert final < steps[-1] < steps[0], steps
+    else:
+        # Adam falls fast but not monotonically: near the minimum a step may
+        # overshoot, so it must end far below where it started.
+        assert final < 0.5 * steps[0], steps
 
 
 # Large enough that each update stands well above the float32 rounding of

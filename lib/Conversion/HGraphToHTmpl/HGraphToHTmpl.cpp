@@ -921,6 +921,33 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
     if (from == hg::Endpoint::Edge) {
       if (failed(edgeRows(op.getInput(), x, xRows)))
         return failure();
+    } else if (from == hg::Endpoint::Src && isCompact(op)) {
+      // Compact: the gradient rows summed per (source, edge type) pair (the
+      // expression evaluated per edge, accumulated into its pair's row),
+      // then the outer products over the pairs, which are sorted by type.
+      if (failed(nodeBuffer(op.getInput(), x)))
+        return failure();
+      auto gradType = cast<hg::FeatureType>(op.getGrad().getType());
+      Value pairs = allocate(op.getGrad(), /*compactRows=*/true);
+      fill(pairs, 0.0);
+      Value grad = op.getGrad();
+      if (failed(traverse(/*edgeDomain=*/true, {grad}, {},
+                          {{pairs, AccessScheme::Compact, SinkKind::Add}},
+                          gradType.getHeads(), gradType.getHeadWidth(),
+                          [&](OpBuilder &b, RowEvaluator &eval, Value head,
+                              Value feature) {
+                            return eval.emit(b, grad, head, feature);
+                          })))
+        return failure();
+      ht::GemmOp::create(builder, loc, x, pairs, out, graph(CompactSrc),
+                         Value(), Value(), graph(CompactOffsets), Value(),
+                         /*transpose_lhs=*/true, /*transpose_rhs=*/false,
+                         accumulate);
+      // Freed at once rather than at the return: the pair sums of the next
+      // weight gradient can reuse the memory.
+      llvm::erase(temporaries, pairs);
+      memref::DeallocOp::create(builder, loc, pairs);
+      return success();
     } else {
       if (failed(nodeBuffer(op.getInput(), x)))
         return failure();

@@ -472,8 +472,24 @@ hgraph.func @compact_argument(%g: !hgraph.graph, %x: !hgraph.edge<8xf32>) {
 // -----
 
 hgraph.func @materialize_node(%g: !hgraph.graph, %x: !hgraph.edge<8xf32>) {
-  // expected-error @+1 {{'hgraph.materialization' applies only to an operation with one edge-wise result}}
+  // expected-error @+1 {{'hgraph.materialization' applies only to an operation with one edge-wise result, or to a weight gradient}}
   %0 = hgraph.aggregate sum %x {hgraph.materialization = #hgraph.materialization<vanilla>} : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
+  hgraph.return
+}
+
+// -----
+
+hgraph.func @compact_weight_grad_from_dst(%g: !hgraph.graph, %h: !hgraph.node<8xf32>, %d: !hgraph.edge<8xf32>) {
+  // expected-error @+1 {{compact materialization of a weight gradient needs 'from src' and an edge-typed weight}}
+  %0 = hgraph.weight_grad %h from dst, %d {hgraph.materialization = #hgraph.materialization<compact>} : !hgraph.node<8xf32>, !hgraph.edge<8xf32> -> !hgraph.weight<edge, 8x8xf32>
+  hgraph.return
+}
+
+// -----
+
+hgraph.func @compact_weight_grad_single(%g: !hgraph.graph, %h: !hgraph.node<8xf32>, %d: !hgraph.edge<8xf32>) {
+  // expected-error @+1 {{compact materialization of a weight gradient needs 'from src' and an edge-typed weight}}
+  %0 = hgraph.weight_grad %h from src, %d {hgraph.materialization = #hgraph.materialization<compact>} : !hgraph.node<8xf32>, !hgraph.edge<8xf32> -> !hgraph.weight<single, 8x8xf32>
   hgraph.return
 }
 

@@ -55,11 +55,23 @@ LogicalResult HGraphDialect::verifyOperationAttribute(Operation *op,
   if (!materialization)
     return op->emitError() << "'" << getMaterializationAttrName()
                            << "' must be a #hgraph.materialization attribute";
+  // On a weight gradient, compact means: sum the gradient rows of each
+  // (source, edge type) pair before the outer product.
+  if (auto grad = dyn_cast<WeightGradOp>(op)) {
+    auto weight = cast<WeightType>(grad.getType());
+    if (materialization.getValue() == Materialization::Compact &&
+        (grad.getFrom() != Endpoint::Src ||
+         weight.getIndex() != WeightIndex::EdgeType))
+      return op->emitError()
+             << "compact materialization of a weight gradient needs 'from "
+                "src' and an edge-typed weight";
+    return success();
+  }
   if (op->getNumResults() != 1 ||
       !isa<EdgeValueType>(op->getResult(0).getType()))
     return op->emitError() << "'" << getMaterializationAttrName()
                            << "' applies only to an operation with one "
-                              "edge-wise result";
+                              "edge-wise result, or to a weight gradient";
   if (materialization.getValue() == Materialization::Compact &&
       !dependsOnlySourceAndEdgeType(op->getResult(0)))
     return op->emitError()

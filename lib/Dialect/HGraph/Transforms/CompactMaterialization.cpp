@@ -4,7 +4,10 @@
 // source node and the edge type as compact-materialized (BRIEF.md §3). The
 // attribute is all that changes here: hgraph-to-htmpl turns a compact typed
 // linear map into a GEMM over the unique (source, edge type) pairs and lets
-// its consumers read the pair rows through `compact_map`.
+// its consumers read the pair rows through `compact_map`. The same holds in
+// the backward for weight gradients `from src` of edge-typed weights: a
+// compact one sums its gradient rows per pair, then runs its outer-product
+// GEMM over the pairs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -73,6 +76,13 @@ struct CompactMaterializationPass
     getOperation().walk([&](TypedLinearOp op) {
       if (!op->hasAttr(HGraphDialect::getMaterializationAttrName()) &&
           benefits(op))
+        op->setAttr(HGraphDialect::getMaterializationAttrName(), compact);
+    });
+    getOperation().walk([&](WeightGradOp op) {
+      auto weight = cast<WeightType>(op.getType());
+      if (!op->hasAttr(HGraphDialect::getMaterializationAttrName()) &&
+          op.getFrom() == Endpoint::Src &&
+          weight.getIndex() == WeightIndex::EdgeType)
         op->setAttr(HGraphDialect::getMaterializationAttrName(), compact);
     });
     handOverSavedValues(compact);

@@ -52,7 +52,10 @@ def HGraph_MaterializationAttr
     `hgraph.materialization`. `vanilla` stores one row per edge. `compact`
     stores one row per unique (source node, edge type) pair and is only legal
     on values that depend on nothing but the source node and the edge type
-    (compact materialization, Hector §3). It never changes what is computed.
+    (compact materialization, Hector §3). On `hgraph.weight_grad ... from
+    src` of an edge-typed weight, `compact` sums the gradient rows of each
+    (source node, edge type) pair before the outer product, which then runs
+    over the pairs instead of the edges. It never changes what is computed.
   }];
   let assemblyFormat = "`<` $value `>`";
 }
