@@ -30,6 +30,8 @@
 #include "RowEvaluator.h"
 #include "WeightProduct.h"
 
+#include "../TemplateUtils/TemplateUtils.h"
+
 #include "hector/Conversion/Passes.h"
 #include "hector/Dialect/HGraph/IR/HGraph.h"
 #include "hector/Dialect/HTmpl/IR/HTmpl.h"
@@ -50,6 +52,8 @@ namespace hector {
 using namespace mlir;
 using namespace hector;
 using namespace hector::lowering;
+using hector::templates::constIndex;
+using hector::templates::loadIndex;
 namespace hg = hector::hgraph;
 namespace ht = hector::htmpl;
 using ht::AccessScheme;
@@ -1169,16 +1173,9 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
     body->addArgument(builder.getIndexType(), loc);
   Value id = body->getArgument(0), maxRow = body->getArgument(4),
         sumRow = body->getArgument(5);
-  auto constIndex = [&](OpBuilder &b, int64_t v) -> Value {
-    return arith::ConstantIndexOp::create(b, loc, v);
-  };
-  auto loadIndex = [&](OpBuilder &b, Value memref, Value at) -> Value {
-    Value loaded = memref::LoadOp::create(b, loc, memref, at);
-    return arith::IndexCastOp::create(b, loc, b.getIndexType(), loaded);
-  };
-  Value zero = constIndex(builder, 0), one = constIndex(builder, 1);
-  Value begin = loadIndex(builder, rowPtr, id);
-  Value end = loadIndex(builder, rowPtr,
+  Value zero = constIndex(builder, loc, 0), one = constIndex(builder, loc, 1);
+  Value begin = loadIndex(builder, loc, rowPtr, id);
+  Value end = loadIndex(builder, loc, rowPtr,
                         arith::AddIOp::create(builder, loc, id, one));
   auto constFloat = [&](OpBuilder &b, double v) -> Value {
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(element, v));
@@ -1196,7 +1193,7 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
       auto loop = scf::ForOp::create(
           b, loc, begin, end, one, inits,
           [&](OpBuilder &e, Location, Value slot, ValueRange acc) {
-            Value edge = loadIndex(e, edgeIds, slot);
+            Value edge = loadIndex(e, loc, edgeIds, slot);
             SmallVector<Value> next;
             for (auto [i, column] : llvm::enumerate(columns)) {
               Value x = memref::LoadOp::create(e, loc, score,
@@ -1232,10 +1229,10 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
   if (width <= kColumnsPerWalk) {
     SmallVector<Value> columns;
     for (int64_t c = 0; c < width; ++c)
-      columns.push_back(constIndex(builder, c));
+      columns.push_back(constIndex(builder, loc, c));
     walks(builder, columns);
   } else {
-    scf::ForOp::create(builder, loc, zero, constIndex(builder, width), one,
+    scf::ForOp::create(builder, loc, zero, constIndex(builder, loc, width), one,
                        ValueRange{},
                        [&](OpBuilder &b, Location, Value column, ValueRange) {
                          walks(b, {column});

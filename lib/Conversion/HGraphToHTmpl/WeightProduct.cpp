@@ -18,6 +18,8 @@
 
 #include "WeightProduct.h"
 
+#include "../TemplateUtils/TemplateUtils.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -25,13 +27,11 @@
 using namespace mlir;
 using namespace hector;
 using namespace hector::lowering;
+using hector::templates::constIndex;
+using hector::templates::loadIndex;
 namespace hg = hector::hgraph;
 
 namespace {
-
-Value constant(OpBuilder &b, Location loc, int64_t value) {
-  return arith::ConstantIndexOp::create(b, loc, value);
-}
 
 /// One factor of the product: its buffer, slice type and side.
 struct Factor {
@@ -62,8 +62,8 @@ struct Factor {
     } else if (type.isMatrix()) {
       indices.append({row, col});
     } else {
-      Value blockRows = constant(b, loc, shape[1]);
-      Value blockCols = constant(b, loc, shape[2]);
+      Value blockRows = constIndex(b, loc, shape[1]);
+      Value blockCols = constIndex(b, loc, shape[2]);
       indices.append({arith::DivUIOp::create(b, loc, row, blockRows),
                       arith::RemUIOp::create(b, loc, row, blockRows),
                       arith::RemUIOp::create(b, loc, col, blockCols)});
@@ -88,14 +88,10 @@ Value sliceOf(OpBuilder &b, Location loc, const Factor &factor,
   if (index == resultIndex)
     return k;
   Value edges = nodeOf == hg::Endpoint::Dst ? graph.edgeDst : graph.edgeSrc;
-  auto loadIndex = [&](OpBuilder &nb, Value memref, Value at) -> Value {
-    Value loaded = memref::LoadOp::create(nb, loc, memref, at);
-    return arith::IndexCastOp::create(nb, loc, nb.getIndexType(), loaded);
-  };
-  Value first = loadIndex(b, graph.etypeOffsets, k);
+  Value first = loadIndex(b, loc, graph.etypeOffsets, k);
   Value end = loadIndex(
-      b, graph.etypeOffsets,
-      arith::AddIOp::create(b, loc, k, constant(b, loc, 1)));
+      b, loc, graph.etypeOffsets,
+      arith::AddIOp::create(b, loc, k, constIndex(b, loc, 1)));
   Value nonEmpty =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, first, end);
   valid = nonEmpty;
@@ -104,10 +100,10 @@ Value sliceOf(OpBuilder &b, Location loc, const Factor &factor,
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(select.thenBlock());
-    Value node = loadIndex(b, edges, first);
-    scf::YieldOp::create(b, loc, loadIndex(b, graph.nodeType, node));
+    Value node = loadIndex(b, loc, edges, first);
+    scf::YieldOp::create(b, loc, loadIndex(b, loc, graph.nodeType, node));
     b.setInsertionPointToStart(select.elseBlock());
-    scf::YieldOp::create(b, loc, constant(b, loc, 0));
+    scf::YieldOp::create(b, loc, constIndex(b, loc, 0));
   }
   return select.getResult(0);
 }
@@ -147,7 +143,7 @@ LogicalResult hector::lowering::lowerWeightProduct(
   values.weights[op.getResult()] = out;
 
   // One iteration per (type, element of the result slice).
-  Value zero = constant(builder, loc, 0), one = constant(builder, loc, 1);
+  Value zero = constIndex(builder, loc, 0), one = constIndex(builder, loc, 1);
   SmallVector<Value> lower, upper, steps;
   if (typed) {
     lower.push_back(zero);
@@ -156,7 +152,7 @@ LogicalResult hector::lowering::lowerWeightProduct(
   }
   for (int64_t dim : resultType.getShape()) {
     lower.push_back(zero);
-    upper.push_back(constant(builder, loc, dim));
+    upper.push_back(constIndex(builder, loc, dim));
     steps.push_back(one);
   }
   auto loop = scf::ParallelOp::create(builder, loc, lower, upper, steps);
@@ -182,26 +178,28 @@ LogicalResult hector::lowering::lowerWeightProduct(
     Value head = element[0];
     row = arith::AddIOp::create(
         b, loc,
-        arith::MulIOp::create(b, loc, head, constant(b, loc, resultShape[1])),
+        arith::MulIOp::create(b, loc, head, constIndex(b, loc, resultShape[1])),
         element[1]);
     col = arith::AddIOp::create(
         b, loc,
-        arith::MulIOp::create(b, loc, head, constant(b, loc, resultShape[2])),
+        arith::MulIOp::create(b, loc, head, constIndex(b, loc, resultShape[2])),
         element[2]);
   }
 
   // The inner range: one head block of a per-head factor, else all of it.
-  Value begin = zero, length = constant(b, loc, lhs.cols());
+  Value begin = zero, length = constIndex(b, loc, lhs.cols());
   if (lhs.type.isPerHead()) {
     ArrayRef<int64_t> block = lhs.type.getShape();
-    Value head = arith::DivUIOp::create(b, loc, row, constant(b, loc, block[1]));
-    begin = arith::MulIOp::create(b, loc, head, constant(b, loc, block[2]));
-    length = constant(b, loc, block[2]);
+    Value head =
+        arith::DivUIOp::create(b, loc, row, constIndex(b, loc, block[1]));
+    begin = arith::MulIOp::create(b, loc, head, constIndex(b, loc, block[2]));
+    length = constIndex(b, loc, block[2]);
   } else if (rhs.type.isPerHead()) {
     ArrayRef<int64_t> block = rhs.type.getShape();
-    Value head = arith::DivUIOp::create(b, loc, col, constant(b, loc, block[2]));
-    begin = arith::MulIOp::create(b, loc, head, constant(b, loc, block[1]));
-    length = constant(b, loc, block[1]);
+    Value head =
+        arith::DivUIOp::create(b, loc, col, constIndex(b, loc, block[2]));
+    begin = arith::MulIOp::create(b, loc, head, constIndex(b, loc, block[1]));
+    length = constIndex(b, loc, block[1]);
   }
   Value end = arith::AddIOp::create(b, loc, begin, length);
 
