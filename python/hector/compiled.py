@@ -332,7 +332,7 @@ class EntryPoint:
             described.append((arg, ptr, shape, keep))
         if any(ptr is None for _, ptr, _, _ in described):
             described = self._map_pinned(described, device)
-        return {k: v for k, (v, _) in symbols.items()}, described, device
+        return {k: v for k, (v, _) in symbols.items()}, described, device, values
 
     def _map_pinned(self, described: list, device) -> list:
         """Host-resident arguments given as pinned CPU tensors: their
@@ -355,14 +355,14 @@ class EntryPoint:
 
     def __call__(self, *args, synchronize: bool = True, check_indices: bool = False,
                  **kwargs) -> None:
-        symbols, described, device = self._prepare(args, kwargs)
+        symbols, described, device, values = self._prepare(args, kwargs)
         if check_indices:
             check_graph_indices(self.name, [(arg, keep) for arg, _, _, keep in described],
                                 symbols)
         if self.typed_endpoints:
             # The caller's arrays (a CPU library may see numpy views of torch
             # tensors), so that unchanged torch tensors are checked once.
-            check_typed_endpoints(self.name, zip(self.arguments, self._bind(args, kwargs)))
+            check_typed_endpoints(self.name, zip(self.arguments, values))
         descriptors = []
         for arg, ptr, shape, _ in described:
             d = _descriptor_type(arg.rank)()

@@ -138,7 +138,7 @@ def test_unified_tensor_is_accepted(lib):
     args = arguments(entry)
     args["h"] = fake_unified(torch.zeros(5, W))
     assert entry.check(**args)["N"] == 5
-    _, described, device = entry._prepare((), args)
+    _, described, device, _ = entry._prepare((), args)
     ptr = {arg.name: p for arg, p, _, _ in described}
     assert ptr["h"] == 0x7F0000000000  # the device-visible address, not a copy
     assert device[0] == torch.device("cuda", 0)
@@ -213,7 +213,7 @@ def test_pinned_cpu_tensor_is_mapped_for_the_call(lib, monkeypatch):
 
     monkeypatch.setattr(torch.Tensor, "is_pinned", lambda self: True)
     monkeypatch.setattr(unified, "unified", fake_map)
-    _, described, _ = lib.two._prepare((), args)
+    _, described, _, _ = lib.two._prepare((), args)
     ptr = {arg.name: p for arg, p, _, _ in described}
     assert ptr["h"] == 0x7F0000001000
     assert len(calls) == 1 and calls[0][0] is host and calls[0][1] == 0
