@@ -14,7 +14,7 @@ import glob
 import os
 import threading
 
-ABI_VERSION = 1
+ABI_VERSION = 2
 
 # hector_status (runtime.h)
 OK = 0
@@ -80,6 +80,7 @@ class GatherDesc(ctypes.Structure):
         ("device", ctypes.c_int32),
         ("reserved", ctypes.c_int32),
         ("stream", ctypes.c_void_p),
+        ("dst_index", ctypes.c_void_p),
     ]
 
 

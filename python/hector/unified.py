@@ -16,6 +16,11 @@ Bad indices raise IndexError (GatherIndexError) when `check` is on (the
 default; it costs one stream synchronisation per gather). With check off the
 gather stays asynchronous and rows of bad indices come back as zeros.
 
+Large gathers from large tables sort their indices first (`sort=None`, the
+default, decides by `sorts_rows`): the rows are then read in address order,
+which needs far fewer host-page translations, and the kernel writes each row
+back to its place. The result is the same either way.
+
 torch is imported lazily, so this module (and its pure functions) import on
 machines without it.
 """
@@ -35,6 +40,7 @@ __all__ = [
     "host_empty",
     "row_plan",
     "chunk_order",
+    "sorts_rows",
 ]
 
 CHUNK = 16  # bytes per vector load
@@ -138,6 +144,30 @@ def _row_layout(t) -> tuple[int, int, int]:
     return rows, row_numel * size, row_stride * size
 
 
+# When a gather sorts its indices (measured on an H200, docs/runtime-unified.md):
+# reading rows in address order pays off once the table spans more memory
+# than the GPU's translation caches reach, and the gather is long enough for
+# the gain to outweigh the sort (0.05-0.07 ms).
+SORT_MIN_ROWS = 32768
+SORT_MIN_TABLE_BYTES = 1 << 30
+
+
+def sorts_rows(n_index: int, table_bytes: int) -> bool:
+    """Whether a gather of n_index rows from a table spanning table_bytes
+    sorts its indices by default."""
+    return n_index >= SORT_MIN_ROWS and table_bytes >= SORT_MIN_TABLE_BYTES
+
+
+def _sorted_rows(idx, rows: int):
+    """(sorted indices, their positions in idx). Keys are sorted as int32
+    when the table allows (half the radix passes of int64); values outside
+    int32 are clamped first, which keeps them out of range."""
+    torch = _torch()
+    if idx.dtype == torch.int64 and rows < 2**31 - 1:
+        idx = idx.clamp(-(2**31), 2**31 - 1).to(torch.int32)
+    return torch.sort(idx)
+
+
 def check_index(index, device) -> None:
     """Raises a clear TypeError / ValueError unless `index` can drive a gather
     on `device` (a torch.device): an int32/int64 CUDA tensor on that device."""
@@ -171,10 +201,12 @@ class UnifiedTensor:
 
     Attributes: `shape`, `dtype`, `device` (the CUDA device its gathers run on
     and return to: the placement rule), `host` (the CPU tensor itself, shared,
-    not copied), `check` (report bad indices; switchable).
+    not copied), `check` (report bad indices) and `sort` (read rows in sorted
+    index order: True, False, or None to let `sorts_rows` decide), both
+    switchable.
     """
 
-    def __init__(self, tensor, device=None, check: bool = True):
+    def __init__(self, tensor, device=None, check: bool = True, sort=None):
         torch = _torch()
         if not isinstance(tensor, torch.Tensor):
             raise TypeError(f"hector.unified expects a torch.Tensor, got {type(tensor).__name__}")
@@ -210,12 +242,14 @@ class UnifiedTensor:
         self.host = tensor
         self.device = device
         self.check = check
+        self.sort = sort
         self._rows = rows
         self._row_bytes = row_bytes
         self._row_stride = row_stride
         self._dev_ptr = 0
         # Rows of zero bytes (or no rows) leave nothing to map.
         span = (rows - 1) * row_stride + row_bytes if rows > 0 and row_bytes > 0 else 0
+        self._span = span
         if span > 0:
             ptr = tensor.data_ptr()
             self._dev_ptr, token = _register(tensor, ptr, span, device.index)
@@ -257,9 +291,12 @@ class UnifiedTensor:
         )
 
     # -- gathers --
-    def gather(self, index, out=None, check=None, wrap_negative=False, _flags=0):
+    def gather(self, index, out=None, check=None, wrap_negative=False, sort=None, _flags=0):
         """Rows `index` (a CUDA int32/int64 tensor of any shape) as a new CUDA
-        tensor of shape index.shape + self.shape[1:], on the current stream."""
+        tensor of shape index.shape + self.shape[1:], on the current stream.
+
+        sort: read the rows in sorted index order (True), in the given order
+        (False), or as `self.sort` says (None: then `sorts_rows` decides)."""
         torch = _torch()
         check_index(index, self.device)
         idx = index.reshape(-1)
@@ -284,6 +321,12 @@ class UnifiedTensor:
             flags |= _runtime.GATHER_CHECK
         if wrap_negative:
             flags |= _runtime.GATHER_WRAP_NEGATIVE
+        sort = self.sort if sort is None else sort
+        if sort is None:
+            sort = sorts_rows(idx.numel(), self._span)
+        dst_index = None
+        if sort and idx.numel() > 1:
+            idx, dst_index = _sorted_rows(idx, self._rows)
         desc = _runtime.GatherDesc(
             src=self._dev_ptr or None,
             src_rows=self._rows,
@@ -298,10 +341,17 @@ class UnifiedTensor:
             device=self.device.index,
             reserved=0,
             stream=torch.cuda.current_stream(self.device).cuda_stream or None,
+            dst_index=None if dst_index is None else dst_index.data_ptr(),
         )
         # The runtime pushes the primary context itself; torch must have made
         # it (the index tensor is on the device, so it has).
-        _runtime.gather(desc)
+        try:
+            _runtime.gather(desc)
+        except _runtime.GatherIndexError:
+            if dst_index is None:
+                raise
+            # Report the lowest bad position, as an unsorted gather does.
+            return self.gather(index, out, check, wrap_negative, sort=False, _flags=_flags)
         return out
 
     def __getitem__(self, index):
@@ -407,7 +457,8 @@ def host_empty(shape, dtype=None, huge_pages: bool = True):
     return torch.frombuffer(buf, dtype=torch.uint8).view(dtype).view(shape)
 
 
-def unified(tensor, device=None, check: bool = True) -> UnifiedTensor:
+def unified(tensor, device=None, check: bool = True, sort=None) -> UnifiedTensor:
     """Pins the CPU tensor `tensor` in place and maps it for `device` (default:
-    the current CUDA device). Returns a UnifiedTensor; see the module doc."""
-    return UnifiedTensor(tensor, device=device, check=check)
+    the current CUDA device). Returns a UnifiedTensor; see the module doc.
+    `check` and `sort` are the defaults of its gathers."""
+    return UnifiedTensor(tensor, device=device, check=check, sort=sort)

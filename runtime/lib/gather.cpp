@@ -41,9 +41,9 @@ int validate(const hector_gather_desc* d) {
     return fail(HECTOR_ERROR_INVALID_ARGUMENT,
                 "hector_gather: index_bytes must be 4 (int32) or 8 (int64), got %d",
                 d->index_bytes);
-  if (d->n_index < 0 || static_cast<uint64_t>(d->n_index) > kPosMask)
+  if (d->n_index < 0 || static_cast<uint64_t>(d->n_index) >= kBadDstFlag)
     return fail(HECTOR_ERROR_INVALID_ARGUMENT,
-                "hector_gather: n_index %" PRId64 " outside [0, 2^40)", d->n_index);
+                "hector_gather: n_index %" PRId64 " outside [0, 2^39)", d->n_index);
   if (d->row_bytes > (int64_t(1) << 35))
     return fail(HECTOR_ERROR_INVALID_ARGUMENT,
                 "hector_gather: row_bytes %" PRId64 " is over the 32 GiB limit", d->row_bytes);
@@ -160,6 +160,7 @@ extern "C" int hector_gather(const hector_gather_desc* desc, int64_t* bad_positi
   prm.tag = tag << kTagShift;
   prm.wrap_negative = (desc->flags & HECTOR_GATHER_WRAP_NEGATIVE) ? 1 : 0;
   prm.elem_bytes = lp.elem;
+  prm.dst_index = reinterpret_cast<uintptr_t>(desc->dst_index);
 
   // Enough blocks to cover the work, but no more than fit on the GPU at once:
   // the kernels loop over rows (a persistent grid).
@@ -180,14 +181,25 @@ extern "C" int hector_gather(const hector_gather_desc* desc, int64_t* bad_positi
   if (r != CUDA_SUCCESS) return cu_fail(r, "gather kernel failed (cuStreamSynchronize)");
   const uint64_t word = *host_word;
   if ((word >> kTagShift) != tag) return HECTOR_OK;
-  const int64_t pos = static_cast<int64_t>(kPosMask - (word & kPosMask));
+  const uint64_t code = kPosMask - (word & kPosMask);
+  const int64_t bad = static_cast<int64_t>(code & ~kBadDstFlag);  // gathered row
+  int64_t pos = bad;  // the caller's position: dst_index[bad] when scattered
+  if (prm.dst_index) {
+    r = dev->cu->cuMemcpyDtoH(&pos, prm.dst_index + bad * 8, 8);
+    if (r != CUDA_SUCCESS) return cu_fail(r, "reading dst_index (cuMemcpyDtoH)");
+    if (code & kBadDstFlag)
+      return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                  "hector_gather: dst_index[%" PRId64 "] = %" PRId64
+                  " is outside [0, n_index = %" PRId64 "); that row was not written",
+                  bad, pos, desc->n_index);
+  }
   int64_t value = 0;
   if (desc->index_bytes == 4) {
     int32_t v32 = 0;
-    r = dev->cu->cuMemcpyDtoH(&v32, prm.index + pos * 4, 4);
+    r = dev->cu->cuMemcpyDtoH(&v32, prm.index + bad * 4, 4);
     value = v32;
   } else {
-    r = dev->cu->cuMemcpyDtoH(&value, prm.index + pos * 8, 8);
+    r = dev->cu->cuMemcpyDtoH(&value, prm.index + bad * 8, 8);
   }
   if (r != CUDA_SUCCESS) return cu_fail(r, "reading the bad index (cuMemcpyDtoH)");
   if (bad_position) *bad_position = pos;

@@ -16,6 +16,9 @@
 // a warp, rows of 32 chunks and more get a whole warp.
 // Bad indices never reach memory: the row is zero-filled and the lowest bad
 // position is recorded in the call's status word (see gather_params.h).
+// An optional scatter list (dst_index) sends row i to output row
+// dst_index[i]: callers sort the indices and scatter back, so that the rows
+// are read in address order.
 #include <stdint.h>
 
 #include "gather_params.h"
@@ -32,15 +35,48 @@ __device__ __forceinline__ int64_t row_of(const GatherParams& p, int64_t i, bool
   return r;
 }
 
-__device__ __forceinline__ void report_bad(const GatherParams& p, int64_t i) {
-  atomicMax(reinterpret_cast<unsigned long long*>(p.status),
-            static_cast<unsigned long long>(p.tag | (kPosMask - static_cast<uint64_t>(i))));
-}
-
 // A bad row's output is zeroed so that the result never holds stale memory.
 __device__ __forceinline__ void zero_row(uint64_t dst, int64_t bytes, int c0, int G) {
   for (int64_t b = c0; b < bytes; b += G) reinterpret_cast<uint8_t*>(dst)[b] = 0;
 }
+
+__device__ __forceinline__ void report_bad(const GatherParams& p, uint64_t code) {
+  atomicMax(reinterpret_cast<unsigned long long*>(p.status),
+            static_cast<unsigned long long>(p.tag | (kPosMask - code)));
+}
+
+// Output row of gathered row i: i, or dst_index[i] when a scatter list is
+// given. A scatter entry outside [0, n_index) is reported and the row
+// skipped, so nothing is ever written out of bounds.
+__device__ __forceinline__ bool out_row(const GatherParams& p, int64_t i, int64_t* row) {
+  if (!p.dst_index) {
+    *row = i;
+    return true;
+  }
+  *row = reinterpret_cast<const int64_t*>(p.dst_index)[i];
+  return *row >= 0 && *row < p.n_index;
+}
+
+// Resolves row i's source row and output address; false (after reporting
+// and, for a bad source index, zeroing the output row) if the row is skipped.
+template <typename Idx>
+__device__ __forceinline__ bool resolve(const GatherParams& p, int64_t i, int c0, int G,
+                                        int64_t* r, uint64_t* dst) {
+  int64_t o;
+  if (!out_row(p, i, &o)) {
+    if (c0 == 0) report_bad(p, kBadDstFlag | static_cast<uint64_t>(i));
+    return false;
+  }
+  *dst = p.dst + static_cast<uint64_t>(o * p.dst_stride);
+  bool ok;
+  *r = row_of<Idx>(p, i, &ok);
+  if (!ok) {
+    if (c0 == 0) report_bad(p, static_cast<uint64_t>(i));
+    zero_row(*dst, p.row_bytes, c0, G);
+  }
+  return ok;
+}
+
 
 // 16-byte read-only load. P (experimental, HECTOR_GATHER_L2_PREFETCH_*)
 // asks L2 to fetch P bytes around the access (PTX .L2::128B / .L2::256B):
@@ -78,14 +114,9 @@ __device__ void gather_aligned(const GatherParams& p) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * (kThreads / G);
   for (int64_t g = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / G;
        g < p.n_index; g += stride) {
-    bool ok;
-    const int64_t r = row_of<Idx>(p, g, &ok);
-    const uint64_t dst = p.dst + static_cast<uint64_t>(g * p.dst_stride);
-    if (!ok) {
-      if (c0 == 0) report_bad(p, g);
-      zero_row(dst, p.row_bytes, c0, G);
-      continue;
-    }
+    int64_t r;
+    uint64_t dst;
+    if (!resolve<Idx>(p, g, c0, G, &r, &dst)) continue;
     const uint64_t src = p.src + static_cast<uint64_t>(r * p.src_stride);
     const RowPlan plan = plan_span(src, src + static_cast<uint64_t>(p.row_bytes));
     for (uint32_t base = 0; base < plan.chunks; base += G * U) {
@@ -151,14 +182,9 @@ __device__ void gather_general(const GatherParams& p) {
   // converged through the __syncwarp(mask) calls below.
   for (int64_t g = (static_cast<int64_t>(blockIdx.x) * kThreads + threadIdx.x) / G;
        g < p.n_index; g += stride) {
-    bool ok;
-    const int64_t r = row_of<Idx>(p, g, &ok);
-    const uint64_t dst = p.dst + static_cast<uint64_t>(g * p.dst_stride);
-    if (!ok) {
-      if (c0 == 0) report_bad(p, g);
-      zero_row(dst, rb, c0, G);
-      continue;
-    }
+    int64_t r;
+    uint64_t dst;
+    if (!resolve<Idx>(p, g, c0, G, &r, &dst)) continue;
     const uint64_t a = p.src + static_cast<uint64_t>(r * p.src_stride);
     const RowPlan whole = plan_row(a, static_cast<uint64_t>(rb));
     const uint64_t hull_end = whole.hull + uint64_t(whole.chunks) * kChunk;
@@ -208,11 +234,16 @@ __device__ void gather_naive(const GatherParams& p) {
        t += step) {
     const int64_t i = t / per_row;
     const int64_t k = t - i * per_row;
+    int64_t o;
+    if (!out_row(p, i, &o)) {
+      if (k == 0) report_bad(p, kBadDstFlag | static_cast<uint64_t>(i));
+      continue;
+    }
     bool ok;
     const int64_t r = row_of<Idx>(p, i, &ok);
-    T* out = reinterpret_cast<T*>(p.dst + static_cast<uint64_t>(i * p.dst_stride)) + k;
+    T* out = reinterpret_cast<T*>(p.dst + static_cast<uint64_t>(o * p.dst_stride)) + k;
     if (!ok) {
-      if (k == 0) report_bad(p, i);
+      if (k == 0) report_bad(p, static_cast<uint64_t>(i));
       *out = 0;
       continue;
     }

@@ -21,13 +21,17 @@ struct GatherParams {
   uint64_t tag;        // this call's tag, already shifted into bits 40..63
   int32_t wrap_negative;
   int32_t elem_bytes;  // naive kernel only: bytes per thread
+  uint64_t dst_index;  // 0, or int64 output row of each gathered row
 };
 
 // Status word: the kernels atomicMax (tag | (kPosMask - position)) into it,
 // so the call with the newest tag wins and, within one call, the lowest bad
 // position wins. Nothing has to be cleared between calls.
+// A bad scatter entry is reported as position | kBadDstFlag (positions stay
+// below 2^39), so it ranks after every bad source index of the call.
 constexpr int kTagShift = 40;
 constexpr uint64_t kPosMask = (uint64_t(1) << kTagShift) - 1;
+constexpr uint64_t kBadDstFlag = uint64_t(1) << 39;
 
 // Threads per block of every gather kernel.
 constexpr int kThreads = 256;

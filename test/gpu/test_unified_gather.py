@@ -62,19 +62,21 @@ def poisoned(shape, dtype):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("cols", [1, 3, 8, 33, 64, 255, 512, 513, 1031])
 @pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
-def test_every_row_type(dtype, cols, index_dtype):
+@pytest.mark.parametrize("sort", [False, True])
+def test_every_row_type(dtype, cols, index_dtype, sort):
     t = random_rows(997, cols, dtype)
     u = unified(t)
     idx = rand_index(997, 1500, index_dtype)
-    out = u.gather(idx.to(DEV), out=poisoned((1500, cols), dtype))
+    out = u.gather(idx.to(DEV), out=poisoned((1500, cols), dtype), sort=sort)
     assert_same(out, t[idx.long()])
 
 
 @pytest.mark.parametrize("row_bytes", list(range(2048, 2077, 4)))
 @pytest.mark.parametrize("offset", [0, 4, 8, 12, 64])
-def test_row_size_sweep_2048_to_2076(row_bytes, offset):
+@pytest.mark.parametrize("sort", [False, True])
+def test_row_size_sweep_2048_to_2076(row_bytes, offset, sort):
     t = random_rows(3001, row_bytes // 4, torch.float32, offset)
-    u = unified(t)
+    u = unified(t, sort=sort)
     idx = rand_index(3001, 4096)
     assert_same(u[idx.to(DEV)], t[idx])
 
@@ -82,11 +84,12 @@ def test_row_size_sweep_2048_to_2076(row_bytes, offset):
 @pytest.mark.parametrize("row_bytes", [1, 2, 3, 5, 7, 15, 17, 31, 33, 127, 129, 255, 257,
                                        1023, 2049, 4095, 4097, 8191, 20001])
 @pytest.mark.parametrize("offset", [0, 1, 7, 13])
-def test_odd_byte_sizes_and_offsets(row_bytes, offset):
+@pytest.mark.parametrize("sort", [False, True])
+def test_odd_byte_sizes_and_offsets(row_bytes, offset, sort):
     # int8 rows: any size, any base; >4 KB rows go in several staging tiles.
     t = random_rows(517, row_bytes, torch.int8, offset)
     idx = rand_index(517, 700)
-    assert_same(unified(t)[idx.to(DEV)], t[idx])
+    assert_same(unified(t, sort=sort)[idx.to(DEV)], t[idx])
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
@@ -143,9 +146,10 @@ def test_negative_indices_follow_torch_indexing():
 
 
 @pytest.mark.parametrize("bad", [40, 41, 1 << 40, -41, -(1 << 50)])
-def test_out_of_range_is_an_error_not_a_crash(bad):
+@pytest.mark.parametrize("sort", [False, True])
+def test_out_of_range_is_an_error_not_a_crash(bad, sort):
     t = random_rows(40, 300, torch.float32)
-    u = unified(t)
+    u = unified(t, sort=sort)
     idx = torch.tensor([1, 2, bad, 5, bad, 7], device=DEV)
     with pytest.raises(IndexError, match="out of range") as e:
         u[idx]
@@ -257,11 +261,74 @@ def test_mapped_allocation_and_raw_gather():
         _runtime.host_free(host)
 
 
+def raw_gather(u, idx, dst_index, out, flags=_runtime.GATHER_CHECK):
+    """hector_gather through the C ABI with a scatter list."""
+    desc = _runtime.GatherDesc(
+        src=u._dev_ptr, src_rows=u._rows, src_stride=u._row_stride, row_bytes=u._row_bytes,
+        index=idx.data_ptr(), n_index=idx.numel(), index_bytes=idx.element_size(),
+        flags=flags, dst=out.data_ptr(), dst_stride=u._row_bytes, device=0, reserved=0,
+        stream=None, dst_index=dst_index.data_ptr())
+    _runtime.gather(desc)
+    torch.cuda.synchronize()
+
+
+@pytest.mark.parametrize("cols", [5, 64, 513])
+@pytest.mark.parametrize("index_dtype", [torch.int64, torch.int32])
+@pytest.mark.parametrize("flags", [0, _runtime.GATHER_FORCE_GENERAL, _runtime.GATHER_NAIVE])
+def test_scatter_list_sends_each_row_to_its_place(cols, index_dtype, flags):
+    # dst[dst_index[i]] = src[index[i]], on every kernel path.
+    t = random_rows(800, cols, torch.float32)
+    u = unified(t)
+    idx = rand_index(800, 1200, index_dtype).to(DEV)
+    perm = torch.randperm(1200, generator=GEN).to(DEV)
+    out = poisoned((1200, cols), torch.float32)
+    raw_gather(u, idx, perm, out, flags | _runtime.GATHER_CHECK)
+    ref = torch.empty(1200, cols)
+    ref[perm.cpu()] = t[idx.cpu().long()]
+    assert_same(out, ref)
+
+
+def test_scatter_list_out_of_range_is_reported_never_written():
+    t = random_rows(100, 32, torch.float32)
+    u = unified(t)
+    idx = rand_index(100, 64).to(DEV)
+    perm = torch.arange(64, device=DEV)
+    for bad in (64, -1, 1 << 45):
+        dst_index = perm.clone()
+        dst_index[9] = bad
+        # A guard row after the output: nothing may be written past the end.
+        buf = poisoned((65, 32), torch.float32)
+        with pytest.raises(_runtime.HectorRuntimeError, match=r"dst_index\[9\]") as e:
+            raw_gather(u, idx, dst_index, buf[:64])
+        assert e.value.status == _runtime.INVALID_ARGUMENT
+        assert torch.all(buf[64].view(torch.int32) == buf[9].view(torch.int32))
+        keep = torch.tensor([i for i in range(64) if i != 9])
+        assert_same(buf[:64][keep.to(DEV)], t[idx.cpu()[keep]])
+    # A bad source index ranks before a bad scatter entry, and its position
+    # is reported as the caller's (dst_index of the bad row).
+    idx2 = idx.clone()
+    idx2[5] = 100
+    dst_index = perm.flip(0)
+    dst_index[0] = 1000
+    with pytest.raises(IndexError) as e:
+        raw_gather(u, idx2, dst_index, poisoned((64, 32), torch.float32))
+    assert e.value.position == 63 - 5 and e.value.index == 100
+
+
+def test_sorted_gather_reports_the_lowest_bad_position():
+    u = unified(random_rows(50, 8, torch.float32), sort=True)
+    idx = torch.tensor([3, 70, 1, 60, -99, 2], device=DEV)
+    with pytest.raises(IndexError) as e:
+        u[idx]
+    assert e.value.position == 1 and e.value.index == 70
+
+
 def test_large_table_random_rows():
     t = random_rows(1 << 20, 64, torch.float32)  # 256 MB
     u = unified(t, check=True)
     idx = rand_index(1 << 20, 1 << 18)
-    assert_same(u[idx.to(DEV)], t[idx])
+    for sort in (None, False, True):
+        assert_same(u.gather(idx.to(DEV), wrap_negative=True, sort=sort), t[idx])
 
 
 def test_isinstance_surface():

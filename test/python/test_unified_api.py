@@ -15,7 +15,7 @@ from test_unified_support import cuda_driver_present, runtime_library  # noqa: E
 def fake_unified(host, device="cuda:0"):
     """A UnifiedTensor that skips registration, to test dispatch without a GPU."""
     u = object.__new__(UnifiedTensor)
-    u.host, u.device, u.check = host, torch.device(device), True
+    u.host, u.device, u.check, u.sort = host, torch.device(device), True, None
     return u
 
 
@@ -118,6 +118,16 @@ def test_placement_rule_dispatch():
                lambda: torch.cat([u, u])):
         with pytest.raises(TypeError, match="not supported on a hector UnifiedTensor"):
             op()
+
+
+def test_when_gathers_sort_their_indices():
+    from hector.unified import SORT_MIN_ROWS, SORT_MIN_TABLE_BYTES, sorts_rows
+
+    big = SORT_MIN_TABLE_BYTES
+    assert sorts_rows(SORT_MIN_ROWS, big) and sorts_rows(1 << 20, 8 * big)
+    assert not sorts_rows(SORT_MIN_ROWS - 1, 8 * big)  # too short to hide the sort
+    assert not sorts_rows(1 << 20, big - 1)  # small tables translate cheaply
+    assert not sorts_rows(0, 0)
 
 
 def test_host_empty():

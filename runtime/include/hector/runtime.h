@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a signature or struct below changes. */
-#define HECTOR_RUNTIME_ABI_VERSION 1
+#define HECTOR_RUNTIME_ABI_VERSION 2
 
 typedef enum hector_status {
   HECTOR_OK = 0,
@@ -109,7 +109,8 @@ HECTOR_API int hector_host_free_large_pages(void* ptr);
 
 /* ---- Zero-copy gather --------------------------------------------------- */
 
-/* dst[i] = src[index[i]] for i in [0, n_index), one row of row_bytes each.
+/* dst[i] = src[index[i]] for i in [0, n_index), one row of row_bytes each
+ * (dst[dst_index[i]] = src[index[i]] with a scatter list).
  * src may be mapped host memory (the point of this library) or device memory.
  * Any row_bytes, any alignment of src, dst and the strides is accepted:
  * 16-byte aligned layouts take a pure 16-byte vector path, others a path that
@@ -122,7 +123,7 @@ typedef struct hector_gather_desc {
   int64_t src_stride; /* bytes between rows of src, >= row_bytes */
   int64_t row_bytes;  /* bytes per row, >= 0 */
   const void* index;  /* device pointer to n_index indices */
-  int64_t n_index;    /* number of rows to gather, 0 <= n_index < 2^40 */
+  int64_t n_index;    /* number of rows to gather, 0 <= n_index < 2^39 */
   int32_t index_bytes;/* 4 (int32) or 8 (int64) */
   int32_t flags;      /* HECTOR_GATHER_* below, or-ed */
   void* dst;          /* device pointer, n_index rows */
@@ -130,6 +131,12 @@ typedef struct hector_gather_desc {
   int32_t device;     /* CUDA device ordinal that runs the kernel */
   int32_t reserved;   /* must be 0 */
   void* stream;       /* CUstream / cudaStream_t; NULL: the legacy stream */
+  const void* dst_index; /* NULL, or a device pointer to n_index int64 output
+                          * rows, a permutation of [0, n_index): row i goes to
+                          * dst row dst_index[i]. Sorting the indices and
+                          * passing the sort's permutation here reads a large
+                          * table in address order, which needs far fewer
+                          * host-page translations (docs/runtime-unified.md). */
 } hector_gather_desc;
 
 /* Wait for the kernel and report the first bad index as
@@ -151,7 +158,10 @@ typedef struct hector_gather_desc {
 
 /* Launches the gather on desc->stream. With HECTOR_GATHER_CHECK, on an
  * out-of-range index, *bad_position and *bad_index (either may be NULL)
- * receive the lowest offending position i and index[i]. */
+ * receive the lowest offending position i and index[i]; with dst_index, some
+ * offending i (the lowest in the given order) and *bad_position is
+ * dst_index[i]. A dst_index entry outside [0, n_index) is never written
+ * through; with the check it fails with HECTOR_ERROR_INVALID_ARGUMENT. */
 HECTOR_API int hector_gather(const hector_gather_desc* desc, int64_t* bad_position,
                   int64_t* bad_index);
 
