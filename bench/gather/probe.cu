@@ -14,8 +14,12 @@
 // with random and with sorted indices. Each gather's output is compared
 // with the rows gathered on the CPU once per (table, config, method).
 //
+// `--reread` instead times repeated reads of a small set of host rows with
+// plain and read-only (.nc) loads: does L2 keep host memory?
+//
 //   nvcc -O3 -arch=sm_90 -std=c++17 -o probe bench/gather/probe.cu
 //   ./probe [table GiB list, default 0.0625,1,8] > probe.jsonl
+//   ./probe --reread > reread.jsonl
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -143,6 +147,41 @@ __global__ void __launch_bounds__(kThreads) tma_gather(Job j, int64_t stage) {
   }
 }
 
+// Reread experiment: 32 lanes per row, every lane loading 4-byte words
+// (the generated GEMM/traversal kernels' pattern) or 16-byte vectors, with a
+// plain ld.global or the read-only ld.global.nc. Does L2 keep host rows that
+// are read again?
+template <int MODE>  // 0: ld.global.b32, 1: ld.global.nc.b32, 2: ld.global.v4, 3: ld.global.nc.v4
+__global__ void __launch_bounds__(kThreads) reread_gather(Job j) {
+  const int lane = threadIdx.x % 32;
+  const int64_t step = int64_t(gridDim.x) * (kThreads / 32);
+  for (int64_t g = (int64_t(blockIdx.x) * kThreads + threadIdx.x) / 32; g < j.n; g += step) {
+    const uint8_t* s = hull_of(j, j.idx[g]);
+    uint8_t* d = j.dst + g * j.hull;
+    if constexpr (MODE < 2) {
+      for (int64_t c = lane; c < j.hull / 4; c += 32) {
+        uint32_t v;
+        if constexpr (MODE == 0)
+          asm volatile("ld.global.b32 %0, [%1];" : "=r"(v) : "l"(s + 4 * c));
+        else
+          asm volatile("ld.global.nc.b32 %0, [%1];" : "=r"(v) : "l"(s + 4 * c));
+        reinterpret_cast<uint32_t*>(d)[c] = v;
+      }
+    } else {
+      for (int64_t c = lane; c < j.hull / 16; c += 32) {
+        uint4 v;
+        if constexpr (MODE == 2)
+          asm volatile("ld.global.v4.u32 {%0, %1, %2, %3}, [%4];"
+                       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(s + 16 * c));
+        else
+          asm volatile("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+                       : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(s + 16 * c));
+        reinterpret_cast<uint4*>(d)[c] = v;
+      }
+    }
+  }
+}
+
 struct Config {
   int64_t n, bytes;
 };
@@ -152,7 +191,68 @@ static double median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
+// 1M reads of 256-byte rows (a width-64 fp32 feature) out of a 64 MB host
+// table, drawn from `distinct` rows, so that a small working set is read
+// many times; the same bytes from device memory for comparison.
+static void reread_experiment(const cudaDeviceProp& prop, cudaStream_t stream) {
+  const int64_t rows = 1 << 18, bytes = 256, n = 1 << 20;
+  uint8_t *host, *host_dev, *devtab, *out;
+  CHECK(cudaHostAlloc(&host, rows * bytes, cudaHostAllocMapped));
+  memset(host, 7, rows * bytes);
+  CHECK(cudaHostGetDevicePointer(&host_dev, host, 0));
+  CHECK(cudaMalloc(&devtab, rows * bytes));
+  CHECK(cudaMalloc(&out, n * bytes));
+  int64_t* idx;
+  CHECK(cudaMalloc(&idx, n * sizeof(int64_t)));
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  const char* names[] = {"b32", "nc.b32", "v4", "nc.v4"};
+  void (*kernels[])(Job) = {reread_gather<0>, reread_gather<1>, reread_gather<2>,
+                            reread_gather<3>};
+  for (int64_t distinct : {int64_t(8192), int64_t(65536), rows}) {
+    std::mt19937_64 rng(distinct);
+    std::vector<int64_t> h(n);
+    for (auto& v : h) v = int64_t(rng() % uint64_t(distinct)) * (rows / distinct);
+    CHECK(cudaMemcpy(idx, h.data(), n * sizeof(int64_t), cudaMemcpyHostToDevice));
+    for (int where = 0; where < 2; ++where)
+      for (int m = 0; m < 4; ++m) {
+        int per_sm;
+        CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernels[m], kThreads, 0));
+        Job j{where ? devtab : host_dev, idx, out, n, bytes, bytes, 0};
+        std::vector<float> ms;
+        for (int r = 0; r < 12; ++r) {
+          CHECK(cudaEventRecord(e0, stream));
+          kernels[m]<<<per_sm * prop.multiProcessorCount, kThreads, 0, stream>>>(j);
+          CHECK(cudaEventRecord(e1, stream));
+          CHECK(cudaEventSynchronize(e1));
+          float t;
+          CHECK(cudaEventElapsedTime(&t, e0, e1));
+          if (r >= 2) ms.push_back(t);
+        }
+        CHECK(cudaGetLastError());
+        printf("{\"experiment\": \"reread\", \"table\": \"%s\", \"distinct_rows\": %lld, "
+               "\"reads\": %lld, \"row_bytes\": %lld, \"load\": \"%s\", \"ms\": %.5f}\n",
+               where ? "device" : "host", (long long)distinct, (long long)n, (long long)bytes,
+               names[m], median(ms));
+        fflush(stdout);
+      }
+  }
+  CHECK(cudaFreeHost(host));
+  CHECK(cudaFree(devtab));
+  CHECK(cudaFree(out));
+  CHECK(cudaFree(idx));
+}
+
 int main(int argc, char** argv) {
+  if (argc > 1 && std::string(argv[1]) == "--reread") {
+    cudaDeviceProp prop;
+    CHECK(cudaGetDeviceProperties(&prop, 0));
+    cudaStream_t stream;
+    CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    reread_experiment(prop, stream);
+    return 0;
+  }
   std::vector<double> tables_gib = {0.0625, 1, 8};
   if (argc > 1) {
     tables_gib.clear();
