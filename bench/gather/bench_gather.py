@@ -203,21 +203,18 @@ def wall_ms(fn, reps: int, warmup: int = 2) -> list[float]:
     return times
 
 
-PREFETCH = {"p128": _runtime.GATHER_L2_PREFETCH_128, "p256": _runtime.GATHER_L2_PREFETCH_256}
-
-
 def bench_config(host_f32, n, row_bytes, reps, dev, staging, copy_src, check_cpu=True,
-                 variants=(), naive=True):
+                 naive=True):
     """Times one (rows gathered, row bytes) configuration. Methods: ours (the
     default gather, which sorts when sorts_rows says so), unsorted and sorted
-    (forced), naive, the variants, the ideal copy and (check_cpu) the CPU
+    (forced), naive, the ideal copy and (check_cpu) the CPU
     gather + copy. Each GPU method's output is first compared bit for bit
     with table[idx] on the CPU."""
     cols = row_bytes // 4
     rows = host_f32.numel() // cols
     table = host_f32[: rows * cols].view(rows, cols)
     u = unified(table, device=dev, check=False)
-    n_methods = 4 + len(variants) + (1 if naive else 0)  # ours, unsorted, sorted, ideal
+    n_methods = 4 + (1 if naive else 0)  # ours, unsorted, sorted, ideal
     nsets = (reps + 3) * n_methods + 2
     gen = torch.Generator(device=dev).manual_seed(n * 7919 + row_bytes)
     idx_dev = [torch.randint(0, rows, (n,), device=dev, generator=gen) for _ in range(nsets)]
@@ -232,8 +229,6 @@ def bench_config(host_f32, n, row_bytes, reps, dev, staging, copy_src, check_cpu
     methods = {"ours": gather(), "unsorted": gather(sort=False), "sorted": gather(sort=True)}
     if naive:
         methods["naive"] = gather(sort=False, _flags=_runtime.GATHER_NAIVE)
-    for v in variants:
-        methods[v] = gather(sort=False, _flags=PREFETCH[v])
 
     stage = staging[:nbytes].view(torch.float32).view(n, cols)
 
@@ -319,8 +314,6 @@ def main():
     ap.add_argument("--experiment-backings", default="malloc,nothp,thp,hostalloc,vmm")
     ap.add_argument("--sizes", default="0.0625,0.25,1,4",
                     help="table sizes (GiB) of the sorted/unsorted experiment ('': skip it)")
-    ap.add_argument("--variants", default="",
-                    help="experimental kernel variants timed beside ours (comma list)")
     ap.add_argument("--out", default=os.path.join(os.environ.get("OUT", "."), "gather.json"))
     args = ap.parse_args()
 
@@ -367,21 +360,19 @@ def main():
           f"pinned+mapped in {t2 - t1:.1f} s; AnonHugePages {anon_huge_pages()}", flush=True)
     host_f32 = host.view(torch.float32)
 
-    variants = [v for v in args.variants.split(",") if v]
     results = {"gpu": gpu, "torch": torch.__version__, "peak_h2d_gbs": peak_gbs,
                "table_gib": nbytes / 2**30, "backing": backing, "reps": args.reps,
                "sleep_cycles": SLEEP_CYCLES, "experiment": experiment, "table": [],
                "sweep": [], "sizes": []}
     for n, rb in TABLE:
-        r = bench_config(host_f32, n, rb, args.reps, dev, staging, copy_src,
-                         variants=variants)
+        r = bench_config(host_f32, n, rb, args.reps, dev, staging, copy_src)
         r["peak_ms"] = r["bytes"] / peak_gbs / 1e6
         results["table"].append(r)
         print(f"# {n}x{rb}: {r}", flush=True)
     if not args.no_sweep:
         for rb in range(2048, 2077, 4):
             r = bench_config(host_f32, args.sweep_rows, rb, args.reps, dev, staging, copy_src,
-                             check_cpu=False, variants=variants)
+                             check_cpu=False)
             r["peak_ms"] = r["bytes"] / peak_gbs / 1e6
             results["sweep"].append(r)
             print(f"# sweep {rb}: {r}", flush=True)
@@ -392,10 +383,10 @@ def main():
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump(results, f, indent=1)
-    print_report(results, args, variants)
+    print_report(results, args)
 
 
-def print_report(results, args, variants):
+def print_report(results, args):
     experiment = results["experiment"]
     if experiment:
         print(f"\n## Host-page backing ({args.experiment_gib} GiB tables; ms)\n")
@@ -420,33 +411,27 @@ def print_report(results, args, variants):
     print(f"\n## Gather table ({results['gpu']}; {results['table_gib']:.0f} GiB table, "
           f"{results['backing']}; ms, GPU time, median of {args.reps}; ideal = same-size pinned "
           f"copy; peak = bytes / {results['peak_h2d_gbs']:.1f} GB/s)\n")
-    vcols = "".join(f" {v} |" for v in variants)
     print("| config | CPU gather + copy | naive zero-copy | ours | ours unsorted | PCIe ideal | "
-          f"peak | ours / ideal | kernel | sorts | correct |{vcols}")
-    print("|---|---|---|---|---|---|---|---|---|---|---|" + "---|" * len(variants))
+          "peak | ours / ideal | kernel | sorts | correct |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for r in results["table"]:
         label = f"{r['rows_gathered'] // 1024}K x {r['row_bytes']} B"
-        vals = "".join(f" {r[v + '_ms']:.3f} ({r['correct_' + v]}) |" for v in variants)
         correct = all(v for k, v in r.items() if k.startswith("correct_"))
         print(f"| {label} | {r['cpu_copy_ms']:.3f} | {r['naive_ms']:.3f} | {r['ours_ms']:.3f} | "
               f"{r['unsorted_ms']:.3f} | {r['ideal_ms']:.3f} | {r['peak_ms']:.3f} | "
               f"{r['ours_ms'] / r['ideal_ms']:.3f} | {r['variant']} | {r['sorts']} | "
-              f"{correct} |{vals}")
+              f"{correct} |")
     if results["sweep"]:
         print(f"\n## Row-size sweep ({args.sweep_rows} rows; ms)\n")
         print("| row bytes | naive | ours | ours unsorted | ideal | ours / ideal | "
-              "unsorted / ideal | naive / unsorted | kernel |" + vcols)
-        print("|---|---|---|---|---|---|---|---|---|" + "---|" * len(variants))
+              "unsorted / ideal | naive / unsorted | kernel |")
+        print("|---|---|---|---|---|---|---|---|---|")
         for r in results["sweep"]:
-            vals = "".join(f" {r[v + '_ms']:.3f} |" for v in variants)
             print(f"| {r['row_bytes']} | {r['naive_ms']:.3f} | {r['ours_ms']:.3f} | "
                   f"{r['unsorted_ms']:.3f} | {r['ideal_ms']:.3f} | "
                   f"{r['ours_ms'] / r['ideal_ms']:.3f} | {r['unsorted_ms'] / r['ideal_ms']:.3f} | "
-                  f"{r['naive_ms'] / r['unsorted_ms']:.2f} | {r['variant']} |{vals}")
+                  f"{r['naive_ms'] / r['unsorted_ms']:.2f} | {r['variant']} |")
     rows = results["table"] + results["sweep"]
-    for v in variants:
-        w = max(r[v + "_ms"] / r["ideal_ms"] for r in rows)
-        print(f"worst {v} / ideal: {w:.3f}; all correct: {all(r['correct_' + v] for r in rows)}")
     worst = max(r["ours_ms"] / r["ideal_ms"] for r in rows)
     correct = all(v for r in rows + results["sizes"] for k, v in r.items()
                   if k.startswith("correct_"))

@@ -13,8 +13,7 @@ namespace hector {
 namespace {
 
 constexpr int32_t kKnownFlags = HECTOR_GATHER_CHECK | HECTOR_GATHER_WRAP_NEGATIVE |
-                                HECTOR_GATHER_NAIVE | HECTOR_GATHER_FORCE_GENERAL |
-                                HECTOR_GATHER_L2_PREFETCH_128 | HECTOR_GATHER_L2_PREFETCH_256;
+                                HECTOR_GATHER_NAIVE | HECTOR_GATHER_FORCE_GENERAL;
 
 struct LaunchPlan {
   char name[48];        // kernel entry point
@@ -97,14 +96,6 @@ void plan(const hector_gather_desc* d, LaunchPlan* p) {
     snprintf(p->name, sizeof p->name, "hector_general_g%d_i%d", p->lanes, ibits);
   }
   p->threads = d->n_index * p->lanes;
-  // Prefetch-size variants exist for whole-warp rows only.
-  const int prefetch = (d->flags & HECTOR_GATHER_L2_PREFETCH_256)   ? 256
-                       : (d->flags & HECTOR_GATHER_L2_PREFETCH_128) ? 128
-                                                                    : 0;
-  if (prefetch && p->lanes == 32) {
-    const size_t len = std::strlen(p->name);
-    snprintf(p->name + len, sizeof p->name - len, "_p%d", prefetch);
-  }
 }
 
 }  // namespace

@@ -78,22 +78,9 @@ __device__ __forceinline__ bool resolve(const GatherParams& p, int64_t i, int c0
 }
 
 
-// 16-byte read-only load. P (experimental, HECTOR_GATHER_L2_PREFETCH_*)
-// asks L2 to fetch P bytes around the access (PTX .L2::128B / .L2::256B):
-// larger PCIe read requests, at the risk of reading a neighbour's bytes.
-template <int P = 0>
+// 16-byte read-only load.
 __device__ __forceinline__ uint4 load16(uint64_t addr) {
-  uint4 v;
-  if constexpr (P == 256) {
-    asm("ld.global.nc.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(addr));
-  } else if constexpr (P == 128) {
-    asm("ld.global.nc.L2::128B.v4.u32 {%0, %1, %2, %3}, [%4];"
-        : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(addr));
-  } else {
-    v = __ldg(reinterpret_cast<const uint4*>(addr));
-  }
-  return v;
+  return __ldg(reinterpret_cast<const uint4*>(addr));
 }
 
 // Mask of the G lanes that share this thread's row.
@@ -107,7 +94,7 @@ __device__ __forceinline__ unsigned group_mask() {
   }
 }
 
-template <int G, typename Idx, int P = 0>
+template <int G, typename Idx>
 __device__ void gather_aligned(const GatherParams& p) {
   constexpr int U = unroll_for(G);
   const int c0 = threadIdx.x % G;
@@ -125,7 +112,7 @@ __device__ void gather_aligned(const GatherParams& p) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const uint32_t c = base + c0 + u * G;
-        if (c < plan.chunks) v[u] = load16<P>(src + kChunk * plan_chunk(plan, c));
+        if (c < plan.chunks) v[u] = load16(src + kChunk * plan_chunk(plan, c));
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
@@ -167,7 +154,7 @@ __device__ __forceinline__ void write_span(uint64_t dst, int64_t r0, int64_t r1,
   for (int64_t b = tail_at + c0; b < r1; b += G) out[b] = buf[b + delta];
 }
 
-template <int G, typename Idx, int P = 0>
+template <int G, typename Idx>
 __device__ void gather_general(const GatherParams& p) {
   constexpr int U = unroll_for(G);
   constexpr uint32_t kTileChunks = general_tile_chunks(G);
@@ -199,7 +186,7 @@ __device__ void gather_general(const GatherParams& p) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const uint32_t c = c0 + u * G;
-        if (c < tp.chunks) v[u] = load16<P>(t0 + kChunk * plan_chunk(tp, c));
+        if (c < tp.chunks) v[u] = load16(t0 + kChunk * plan_chunk(tp, c));
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
@@ -274,20 +261,6 @@ HECTOR_ROW_KERNELS(4)
 HECTOR_ROW_KERNELS(8)
 HECTOR_ROW_KERNELS(16)
 HECTOR_ROW_KERNELS(32)
-
-// Whole-warp rows with an L2 prefetch size (experimental variants).
-#define HECTOR_PREFETCH_KERNELS(P)                                                    \
-  extern "C" __global__ void __launch_bounds__(kThreads)                              \
-      hector_aligned_g32_i32_p##P(GatherParams p) { hector::gather_aligned<32, int32_t, P>(p); } \
-  extern "C" __global__ void __launch_bounds__(kThreads)                              \
-      hector_aligned_g32_i64_p##P(GatherParams p) { hector::gather_aligned<32, int64_t, P>(p); } \
-  extern "C" __global__ void __launch_bounds__(kThreads)                              \
-      hector_general_g32_i32_p##P(GatherParams p) { hector::gather_general<32, int32_t, P>(p); } \
-  extern "C" __global__ void __launch_bounds__(kThreads)                              \
-      hector_general_g32_i64_p##P(GatherParams p) { hector::gather_general<32, int64_t, P>(p); }
-
-HECTOR_PREFETCH_KERNELS(128)
-HECTOR_PREFETCH_KERNELS(256)
 
 #define HECTOR_NAIVE_KERNELS(E)                                                       \
   extern "C" __global__ void __launch_bounds__(kThreads)                              \

@@ -151,10 +151,6 @@ typedef struct hector_gather_desc {
 #define HECTOR_GATHER_NAIVE 4
 /* Use the realigning path even when the layout is 16-byte aligned (tests). */
 #define HECTOR_GATHER_FORCE_GENERAL 8
-/* Experimental: ask L2 to fetch 128 / 256 bytes per access (PTX prefetch-size
- * hints) in the whole-warp kernels (rows of 512 bytes and more). */
-#define HECTOR_GATHER_L2_PREFETCH_128 16
-#define HECTOR_GATHER_L2_PREFETCH_256 32
 
 /* Launches the gather on desc->stream. With HECTOR_GATHER_CHECK, on an
  * out-of-range index, *bad_position and *bad_index (either may be NULL)
