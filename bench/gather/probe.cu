@@ -191,6 +191,29 @@ static double median(std::vector<float> v) {
   return v[v.size() / 2];
 }
 
+// Median GPU time (ms) of launch(i) for i = warmup .. warmup + runs - 1,
+// after `warmup` untimed calls, each timed alone with events.
+template <typename F>
+static double median_ms(cudaStream_t stream, int warmup, int runs, F&& launch) {
+  cudaEvent_t e0, e1;
+  CHECK(cudaEventCreate(&e0));
+  CHECK(cudaEventCreate(&e1));
+  std::vector<float> ms;
+  for (int r = 0; r < warmup + runs; ++r) {
+    CHECK(cudaEventRecord(e0, stream));
+    launch(r);
+    CHECK(cudaEventRecord(e1, stream));
+    CHECK(cudaEventSynchronize(e1));
+    float t;
+    CHECK(cudaEventElapsedTime(&t, e0, e1));
+    if (r >= warmup) ms.push_back(t);
+  }
+  CHECK(cudaGetLastError());
+  CHECK(cudaEventDestroy(e0));
+  CHECK(cudaEventDestroy(e1));
+  return median(ms);
+}
+
 // 1M reads of 256-byte rows (a width-64 fp32 feature) out of a 64 MB host
 // table, drawn from `distinct` rows, so that a small working set is read
 // many times; the same bytes from device memory for comparison.
@@ -204,9 +227,6 @@ static void reread_experiment(const cudaDeviceProp& prop, cudaStream_t stream) {
   CHECK(cudaMalloc(&out, n * bytes));
   int64_t* idx;
   CHECK(cudaMalloc(&idx, n * sizeof(int64_t)));
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
   const char* names[] = {"b32", "nc.b32", "v4", "nc.v4"};
   void (*kernels[])(Job) = {reread_gather<0>, reread_gather<1>, reread_gather<2>,
                             reread_gather<3>};
@@ -220,21 +240,13 @@ static void reread_experiment(const cudaDeviceProp& prop, cudaStream_t stream) {
         int per_sm;
         CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernels[m], kThreads, 0));
         Job j{where ? devtab : host_dev, idx, out, n, bytes, bytes, 0};
-        std::vector<float> ms;
-        for (int r = 0; r < 12; ++r) {
-          CHECK(cudaEventRecord(e0, stream));
+        const double ms = median_ms(stream, 2, 10, [&](int) {
           kernels[m]<<<per_sm * prop.multiProcessorCount, kThreads, 0, stream>>>(j);
-          CHECK(cudaEventRecord(e1, stream));
-          CHECK(cudaEventSynchronize(e1));
-          float t;
-          CHECK(cudaEventElapsedTime(&t, e0, e1));
-          if (r >= 2) ms.push_back(t);
-        }
-        CHECK(cudaGetLastError());
+        });
         printf("{\"experiment\": \"reread\", \"table\": \"%s\", \"distinct_rows\": %lld, "
                "\"reads\": %lld, \"row_bytes\": %lld, \"load\": \"%s\", \"ms\": %.5f}\n",
                where ? "device" : "host", (long long)distinct, (long long)n, (long long)bytes,
-               names[m], median(ms));
+               names[m], ms);
         fflush(stdout);
       }
   }
@@ -268,9 +280,6 @@ int main(int argc, char** argv) {
   fprintf(stderr, "# %s, %d SMs\n", prop.name, prop.multiProcessorCount);
   cudaStream_t stream;
   CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
   const int64_t max_out = 262144LL * 2080;
   uint8_t *out, *copy_dst;
   CHECK(cudaMalloc(&out, max_out));
@@ -321,18 +330,7 @@ int main(int argc, char** argv) {
 
         int next_set = 1;
         auto time_it = [&](auto&& run_set) {
-          std::vector<float> ms;
-          for (int r = 0; r < reps + 2; ++r) {
-            CHECK(cudaEventRecord(e0, stream));
-            run_set(next_set++);
-            CHECK(cudaEventRecord(e1, stream));
-            CHECK(cudaEventSynchronize(e1));
-            float t;
-            CHECK(cudaEventElapsedTime(&t, e0, e1));
-            if (r >= 2) ms.push_back(t);
-          }
-          CHECK(cudaGetLastError());
-          return median(ms);
+          return median_ms(stream, 2, reps, [&](int) { run_set(next_set++); });
         };
         auto verify = [&](auto&& run_set) {
           CHECK(cudaMemset(out, 0xEE, cf.n * hull));
