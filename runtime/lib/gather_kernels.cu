@@ -77,7 +77,6 @@ __device__ __forceinline__ bool resolve(const GatherParams& p, int64_t i, int c0
   return ok;
 }
 
-
 // 16-byte read-only load.
 __device__ __forceinline__ uint4 load16(uint64_t addr) {
   return __ldg(reinterpret_cast<const uint4*>(addr));
