@@ -21,11 +21,7 @@ import shlex
 import sys
 import time
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_REPO = os.path.dirname(_HERE)
-for _p in (_HERE, os.path.join(_REPO, "python"), os.path.join(_REPO, "test")):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+import repo_paths  # noqa: E402,F401  (sets the import paths)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

@@ -29,14 +29,9 @@ import json
 import os
 import platform
 import subprocess
-import sys
 import time
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-_REPO = os.path.dirname(_HERE)
-for _p in (_HERE, os.path.join(_REPO, "python"), os.path.join(_REPO, "test")):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+from repo_paths import REPO as _REPO  # noqa: E402  (sets the import paths)
 
 from hector import compiled, models  # noqa: E402
 from hector import graph as hgraph  # noqa: E402
