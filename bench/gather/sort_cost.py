@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """GPU time of torch.sort on gather index lists (int64 keys, int32 keys, and
 int64 converted to int32 first, as hector.unified does before a sorted
-gather). Timed with CUDA events behind a sleep kernel, median of 30.
+gather). Timed like the gather benchmark (bench_gather.event_ms: CUDA events
+behind a sleep kernel), median of 30.
 
     python3 bench/gather/sort_cost.py
 """
@@ -10,20 +11,11 @@ import statistics
 
 import torch
 
+from bench_gather import event_ms
+
 
 def gpu_ms(fn, reps=30):
-    for _ in range(3):
-        fn()
-    times = []
-    for _ in range(reps):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        torch.cuda._sleep(2_000_000)  # keeps host launch costs out of the timing
-        start.record()
-        fn()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop))
-    return statistics.median(times)
+    return statistics.median(event_ms(lambda i: fn(), reps))
 
 
 def main():
