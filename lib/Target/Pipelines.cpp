@@ -76,15 +76,18 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
     if (!cuda)
       return "";
     // Flat loops onto blocks x threads (nests come shaped so), all into
-    // gpu.launch; host buffers into device buffers; kernels outlined; the
-    // host side made asynchronous on one stream per call (gpu.alloc only
-    // lowers in its async form).
+    // gpu.launch; host buffers into device buffers; constants and sizes
+    // sunk into the launch bodies (so they stay compile-time constants in
+    // the kernels instead of becoming parameters); kernels outlined, their
+    // shared memory 16-byte aligned; the host side made asynchronous on one
+    // stream per call (gpu.alloc only lowers in its async form).
     return "hector-map-parallel-loops{block-size=" +
            std::to_string(options.gpuBlockSize) +
            "},func.func(gpu-map-parallel-loops),convert-parallel-loops-to-gpu,"
            "canonicalize,hector-check-host-resident,"
            "hector-host-memory-to-gpu,"
-           "gpu-kernel-outlining,canonicalize,cse,"
+           "gpu-launch-sink-index-computations,gpu-kernel-outlining,"
+           "hector-align-workgroup-memory,canonicalize,cse,"
            "func.func(gpu-async-region)";
   case Stage::LLVM:
     if (cuda)
@@ -186,6 +189,7 @@ void hector::registerTargetPasses() {
 }
 
 void hector::registerBackendPasses() {
+  mlir::registerPass([] { return createAlignWorkgroupMemoryPass(); });
   mlir::registerPass([] { return createMapParallelLoopsPass(); });
   mlir::registerPass([] { return createHostMemoryToGPUPass(); });
   mlir::registerPass([] { return createCheckHostResidentPass(); });

@@ -46,6 +46,12 @@ std::unique_ptr<mlir::Pass> createHostMemoryToGPUPass();
 /// device), or a use by an op that states no memory effects is an error.
 std::unique_ptr<mlir::Pass> createCheckHostResidentPass();
 
+/// `hector-align-workgroup-memory`: every workgroup (shared memory) buffer
+/// of an outlined kernel gets `llvm.align = 16`, so that the 16-byte vector
+/// accesses of the GEMM kernels are aligned (LLVM would otherwise align a
+/// buffer to its element only).
+std::unique_ptr<mlir::Pass> createAlignWorkgroupMemoryPass();
+
 /// `hector-cpu-gemm`: lowers the `htmpl.gemm` instances of a CPU module to
 /// loops whose innermost dimension is contiguous and explicitly vectorised
 /// (vector accumulators over output columns; per-chunk private buffers for

@@ -32,6 +32,9 @@
 #include "GPULowering.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+
+#include <optional>
 
 using namespace mlir;
 using namespace hector;
@@ -734,6 +737,415 @@ void lowerOuterProductGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
         }
       });
 }
+
+//===----------------------------------------------------------------------===//
+// Row mode on 16-byte vectors
+//===----------------------------------------------------------------------===//
+//
+// The fast row-mode kernel, used when every row starts on a 16-byte boundary
+// (K, N and the row lengths of lhs and out multiples of 4; base addresses
+// checked on the host, which otherwise launches the general kernel above).
+// Each thread owns `cm` rows x 4 adjacent columns. Per k-tile of `td`:
+//  - the A tile is staged row-major, [tm][td + 4], as 16-byte chunks of the
+//    gathered rows (one vector load and store each: the layout global memory
+//    has, so stores are conflict-free); the B tile [td][tn + 4] likewise from
+//    a weight stored [K, N], or element-wise from one stored [N, K];
+//  - the next k-tile's chunks are loaded into registers before the product
+//    of the current one, so their latency overlaps the arithmetic;
+//  - the product reads A four depths at a time and B four columns at a time
+//    (16-byte shared loads: cm + 4 loads per 16 * cm multiply-adds).
+// The padding keeps every shared row 16-byte aligned.
+
+/// The schedule of the vector kernel, or nullopt when the instance does not
+/// qualify (the general kernel then runs alone).
+std::optional<Schedule> getVectorSchedule(GemmOp op) {
+  if (op.isOuterProduct())
+    return std::nullopt;
+  auto lhsType = cast<MemRefType>(op.getLhs().getType());
+  auto outType = cast<MemRefType>(op.getOut().getType());
+  if (!lhsType.getElementType().isF32() || lhsType.getRank() != 2 ||
+      outType.getRank() != 2 || lhsType.isDynamicDim(1) ||
+      outType.isDynamicDim(1) || lhsType.getDimSize(1) % 4 != 0 ||
+      outType.getDimSize(1) % 4 != 0)
+    return std::nullopt;
+  WeightLayout w = getWeightLayout(op);
+  Value weight = weightOf(op);
+  int64_t k = staticSize(weight, w.kDim), n = staticSize(weight, w.nDim);
+  if (k <= 0 || n <= 0 || k % 4 != 0 || n % 4 != 0)
+    return std::nullopt;
+  ArrayRef<int64_t> tile = op.getTile();
+  if (op.getCoarsen() != 4)
+    return std::nullopt;
+  Schedule s;
+  s.tm = tile[0];
+  s.tn = std::min(tile[1], fitPowerOfTwo(n, 4));
+  s.cn = 4;
+  s.threads = op.getLaunchBounds();
+  // Depth: the tile's k in whole chunks of 4, at most K rounded up.
+  s.td = std::min(llvm::alignTo(std::max<int64_t>(tile[2], 4), 4),
+                  llvm::alignTo(k, 4));
+  if (s.tn % 4 != 0)
+    return std::nullopt;
+  s.threadsN = s.tn / 4;
+  if (s.threadsN > s.threads)
+    return std::nullopt;
+  s.threadsM = std::min(s.threads / s.threadsN, s.tm);
+  while (s.tm % s.threadsM != 0)
+    --s.threadsM;
+  s.cm = s.tm / s.threadsM;
+  if (s.cm * s.cn > kMaxOutputsPerThread)
+    return std::nullopt;
+  int64_t bytes = (s.tm * (s.td + 4) + s.td * (s.tn + 4)) * 4;
+  if (bytes > kMaxSharedBytes)
+    return std::nullopt;
+  return s;
+}
+
+/// Whether `memref`'s first element sits on a 16-byte boundary (host code:
+/// reads the descriptor only).
+Value startsAligned(OpBuilder &b, Location loc, Value memref) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  int64_t bytes =
+      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  Value start = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, meta.getOffset(), constIndex(b, loc, bytes)));
+  Value rem = arith::RemUIOp::create(b, loc, start, constIndex(b, loc, 16));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem,
+                               constIndex(b, loc, 0));
+}
+
+constexpr int64_t kVector = 4;
+
+VectorType vec4(Type element) { return VectorType::get({kVector}, element); }
+
+Value loadVector(OpBuilder &b, Location loc, Value memref, ValueRange at) {
+  auto element = cast<MemRefType>(memref.getType()).getElementType();
+  return vector::LoadOp::create(b, loc, vec4(element), memref, at,
+                                /*nontemporal=*/false, llvm::Align(16));
+}
+
+void storeVector(OpBuilder &b, Location loc, Value value, Value memref,
+                 ValueRange at) {
+  vector::StoreOp::create(b, loc, value, memref, at, /*nontemporal=*/false,
+                          llvm::Align(16));
+}
+
+/// One 16-byte chunk of a staged tile that a thread loads: its place in the
+/// tile and whether it holds data.
+struct Chunk {
+  Value inTile;     // chunk id < chunks in the tile (null: always)
+  Value row, depth; // A: tile row m and first depth d; B: depth d and first
+                    // column n ([K, N] weights) or first depth d and column
+                    // n ([N, K] weights)
+  Value source;     // A: the (gathered) lhs row read
+  Value valid;      // A: the row is inside the piece
+};
+
+void lowerRowGemmVector(OpBuilder &b, GemmOp op, const Schedule &s) {
+  Location loc = op.getLoc();
+  Value lhs = op.getLhs(), out = op.getOut(), weight = op.getRhs(),
+        segments = op.getSegments(), lhsRows = op.getLhsRows(),
+        outRows = op.getOutRows(), scale = op.getRowScale();
+  Type element = cast<MemRefType>(lhs.getType()).getElementType();
+  WeightLayout w = getWeightLayout(op);
+  VectorType vt = vec4(element);
+
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
+  Value heads = w.perHead ? dimOf(b, loc, weight, w.headDim) : c1;
+  Value kSize = dimOf(b, loc, weight, w.kDim);
+  Value nSize = dimOf(b, loc, weight, w.nDim);
+  Value fullN = b.createOrFold<arith::MulIOp>(loc, heads, nSize);
+  Value rows = lhsRows ? dimOf(b, loc, lhsRows, 0) : dimOf(b, loc, lhs, 0);
+  if (op.getAtomic() && !op.getAccumulate())
+    emitClearScatteredRows(b, op, rows, fullN, s.threads);
+  Value tm = constIndex(b, loc, s.tm), tn = constIndex(b, loc, s.tn);
+
+  OpBuilder::InsertionGuard insertion(b);
+  Launch launch =
+      createLaunch(b, loc, ceilDiv(b, loc, rows, tm),
+                   ceilDiv(b, loc, nSize, tn), heads, s.threads,
+                   {workgroupType({s.tm, s.td + kVector}, element),
+                    workgroupType({s.td, s.tn + kVector}, element)});
+  Value thread = launch.thread, tileA = launch.shared[0],
+        tileB = launch.shared[1];
+  Value threadRow = arith::DivUIOp::create(b, loc, thread,
+                                           constIndex(b, loc, s.threadsN));
+  Value threadCol = arith::RemUIOp::create(b, loc, thread,
+                                           constIndex(b, loc, s.threadsN));
+  Value head = launch.blockZ;
+  Value rowBase = arith::MulIOp::create(b, loc, launch.blockX, tm);
+  Value colBase = arith::MulIOp::create(b, loc, launch.blockY, tn);
+  Value rowEnd = arith::SelectOp::create(
+      b, loc, lessThan(b, loc, colBase, nSize),
+      minIndex(b, loc, arith::AddIOp::create(b, loc, rowBase, tm), rows),
+      rowBase);
+  Value lhsColBase = arith::MulIOp::create(b, loc, head, kSize);
+  Value outColBase = arith::MulIOp::create(b, loc, head, nSize);
+  Value active = s.active() == s.threads
+                     ? Value()
+                     : lessThan(b, loc, thread, constIndex(b, loc, s.active()));
+  Value zeroVector = arith::ConstantOp::create(
+      b, loc, vt, DenseElementsAttr::get(vt, b.getZeroAttr(element)));
+
+  // The chunks of a tile of `count` chunks, `perRow` to a tile row.
+  auto chunks = [&](OpBuilder &b, int64_t count, int64_t perRow) {
+    SmallVector<Chunk> result;
+    for (int64_t p = 0; p * s.threads < count; ++p) {
+      Chunk c;
+      Value id = b.createOrFold<arith::AddIOp>(
+          loc, thread, constIndex(b, loc, p * s.threads));
+      if ((p + 1) * s.threads > count)
+        c.inTile = lessThan(b, loc, id, constIndex(b, loc, count));
+      c.row = arith::DivUIOp::create(b, loc, id, constIndex(b, loc, perRow));
+      c.depth = arith::MulIOp::create(
+          b, loc,
+          arith::RemUIOp::create(b, loc, id, constIndex(b, loc, perRow)),
+          constIndex(b, loc, kVector));
+      result.push_back(c);
+    }
+    return result;
+  };
+  auto storeChunk = [&](OpBuilder &b, const Chunk &c, Value value, Value tile,
+                        ValueRange at) {
+    if (!c.inTile) {
+      storeVector(b, loc, value, tile, at);
+      return;
+    }
+    auto ifOp = scf::IfOp::create(b, loc, c.inTile, /*withElseRegion=*/false);
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+    storeVector(b, loc, value, tile, at);
+  };
+
+  forEachPiece(b, loc, segments, rowBase, rowEnd,
+               [&](OpBuilder &b, Value t, Value lo, Value hi) {
+    // A chunk (m, d): lhs[l(rowBase + m), k0 + d .. + 3]; rows outside the
+    // piece read the piece's first row and are zeroed.
+    SmallVector<Chunk> aChunks = chunks(b, s.tm * s.td / kVector, s.td / kVector);
+    for (Chunk &c : aChunks) {
+      Value row = arith::AddIOp::create(b, loc, rowBase, c.row);
+      SmallVector<Value> conds{
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
+          lessThan(b, loc, row, hi)};
+      if (c.inTile)
+        conds.push_back(c.inTile);
+      c.valid = andAll(b, loc, conds);
+      c.source = arith::SelectOp::create(b, loc, c.valid, row, lo);
+      if (lhsRows)
+        c.source = loadIndex(b, loc, lhsRows, c.source);
+    }
+    // B chunk: (d, n) of a [K, N] weight as 4 columns; of an [N, K] one as
+    // 4 depths of one column (t: element loads, transposed into the tile).
+    SmallVector<Chunk> bChunks =
+        w.transposed ? chunks(b, s.tn * s.td / kVector, s.td / kVector)
+                     : chunks(b, s.td * s.tn / kVector, s.tn / kVector);
+    if (w.transposed)
+      for (Chunk &c : bChunks)
+        std::swap(c.row, c.depth); // (depth chunk start, column)
+
+    // Loads one k-tile's chunks into registers (zero outside the data).
+    auto loadTile = [&](OpBuilder &b, Value k0) {
+      SmallVector<Value> staged;
+      for (const Chunk &c : aChunks) {
+        Value col = arith::AddIOp::create(b, loc, k0, c.depth);
+        Value ok = arith::AndIOp::create(b, loc, c.valid,
+                                         lessThan(b, loc, col, kSize));
+        Value at = arith::AddIOp::create(
+            b, loc, lhsColBase,
+            minIndex(b, loc, col,
+                     arith::SubIOp::create(b, loc, kSize,
+                                           constIndex(b, loc, kVector))));
+        staged.push_back(arith::SelectOp::create(
+            b, loc, ok, loadVector(b, loc, lhs, {c.source, at}), zeroVector));
+      }
+      for (const Chunk &c : bChunks) {
+        if (!w.transposed) {
+          // c.row = depth d, c.depth = column n (4 columns).
+          Value kk = arith::AddIOp::create(b, loc, k0, c.row);
+          Value col = arith::AddIOp::create(b, loc, colBase, c.depth);
+          SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
+                                   lessThan(b, loc, col, nSize)};
+          if (c.inTile)
+            conds.push_back(c.inTile);
+          SmallVector<Value> idx = weightIndices(
+              w, t, head, clampBelow(b, loc, kk, kSize),
+              minIndex(b, loc, col,
+                       arith::SubIOp::create(b, loc, nSize,
+                                             constIndex(b, loc, kVector))));
+          staged.push_back(arith::SelectOp::create(
+              b, loc, andAll(b, loc, conds), loadVector(b, loc, weight, idx),
+              zeroVector));
+          continue;
+        }
+        // Transposed: c.row = depth chunk start d, c.depth = column n; the
+        // weight stores (n, d .. d + 3) contiguously.
+        Value kk = arith::AddIOp::create(b, loc, k0, c.row);
+        Value col = arith::AddIOp::create(b, loc, colBase, c.depth);
+        SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
+                                 lessThan(b, loc, col, nSize)};
+        if (c.inTile)
+          conds.push_back(c.inTile);
+        SmallVector<Value> idx = weightIndices(
+            w, t, head,
+            minIndex(b, loc, kk,
+                     arith::SubIOp::create(b, loc, kSize,
+                                           constIndex(b, loc, kVector))),
+            clampBelow(b, loc, col, nSize));
+        staged.push_back(arith::SelectOp::create(
+            b, loc, andAll(b, loc, conds), loadVector(b, loc, weight, idx),
+            zeroVector));
+      }
+      return staged;
+    };
+    auto storeTile = [&](OpBuilder &b, ValueRange staged) {
+      size_t p = 0;
+      for (const Chunk &c : aChunks)
+        storeChunk(b, c, staged[p++], tileA, {c.row, c.depth});
+      for (const Chunk &c : bChunks) {
+        Value v = staged[p++];
+        if (!w.transposed) {
+          storeChunk(b, c, v, tileB, {c.row, c.depth});
+          continue;
+        }
+        // Four depths of one column: element stores.
+        auto store = [&](OpBuilder &b) {
+          for (int64_t e = 0; e < kVector; ++e) {
+            Value d = arith::AddIOp::create(b, loc, c.row,
+                                            constIndex(b, loc, e));
+            memref::StoreOp::create(
+                b, loc,
+                vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e}),
+                tileB, ValueRange{d, c.depth});
+          }
+        };
+        if (!c.inTile) {
+          store(b);
+          continue;
+        }
+        auto ifOp = scf::IfOp::create(b, loc, c.inTile, false);
+        OpBuilder::InsertionGuard guard(b);
+        b.setInsertionPointToStart(ifOp.thenBlock());
+        store(b);
+      }
+    };
+    // acc[i] += A[threadRow*cm + i][d] * B[d][threadCol*4 ..] over the tile.
+    auto product = [&](OpBuilder &b, ValueRange acc) {
+      auto body = [&](OpBuilder &b) {
+        SmallVector<Value> next(acc.begin(), acc.end());
+        Value firstRow = arith::MulIOp::create(b, loc, threadRow,
+                                               constIndex(b, loc, s.cm));
+        Value firstCol = arith::MulIOp::create(b, loc, threadCol,
+                                               constIndex(b, loc, kVector));
+        for (int64_t d0 = 0; d0 < s.td; d0 += kVector) {
+          SmallVector<Value> a, w4;
+          for (int64_t i = 0; i < s.cm; ++i)
+            a.push_back(loadVector(
+                b, loc, tileA,
+                {arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i)),
+                 constIndex(b, loc, d0)}));
+          for (int64_t e = 0; e < kVector; ++e)
+            w4.push_back(loadVector(b, loc, tileB,
+                                    {constIndex(b, loc, d0 + e), firstCol}));
+          for (int64_t e = 0; e < kVector; ++e)
+            for (int64_t i = 0; i < s.cm; ++i) {
+              Value ai = vector::BroadcastOp::create(
+                  b, loc, vt,
+                  vector::ExtractOp::create(b, loc, a[i], ArrayRef<int64_t>{e}));
+              next[i] = vector::FMAOp::create(b, loc, ai, w4[e], next[i]);
+            }
+        }
+        return next;
+      };
+      if (!active)
+        return body(b);
+      auto ifOp = scf::IfOp::create(
+          b, loc, active,
+          [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, body(b)); },
+          [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, acc); });
+      return SmallVector<Value>(ifOp.getResults());
+    };
+
+    // The k loop: store the staged tile, load the next one, multiply.
+    SmallVector<Value> init = loadTile(b, c0);
+    size_t numStaged = init.size();
+    init.append(s.cm, zeroVector);
+    Value td = constIndex(b, loc, s.td);
+    auto kLoop = scf::ForOp::create(
+        b, loc, c0, kSize, td, init,
+        [&](OpBuilder &b, Location loc, Value k0, ValueRange args) {
+          storeTile(b, args.take_front(numStaged));
+          mlir::gpu::BarrierOp::create(b, loc);
+          Value next = arith::AddIOp::create(b, loc, k0, td);
+          SmallVector<Type> stagedTypes(numStaged, vt);
+          auto prefetch = scf::IfOp::create(
+              b, loc, lessThan(b, loc, next, kSize),
+              [&](OpBuilder &b, Location) {
+                scf::YieldOp::create(b, loc, loadTile(b, next));
+              },
+              [&](OpBuilder &b, Location) {
+                scf::YieldOp::create(
+                    b, loc, SmallVector<Value>(numStaged, zeroVector));
+              });
+          SmallVector<Value> acc =
+              product(b, args.drop_front(numStaged));
+          mlir::gpu::BarrierOp::create(b, loc);
+          SmallVector<Value> yield(prefetch.getResults());
+          llvm::append_range(yield, acc);
+          scf::YieldOp::create(b, loc, yield);
+        });
+
+    // Epilogue: rows of this piece, 4 columns each.
+    Value firstRow = arith::AddIOp::create(
+        b, loc, rowBase,
+        arith::MulIOp::create(b, loc, threadRow, constIndex(b, loc, s.cm)));
+    Value col = arith::AddIOp::create(
+        b, loc, colBase,
+        arith::MulIOp::create(b, loc, threadCol, constIndex(b, loc, kVector)));
+    Value outCol = arith::AddIOp::create(b, loc, outColBase, col);
+    for (int64_t i = 0; i < s.cm; ++i) {
+      Value row = arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
+      SmallVector<Value> conds{
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
+          lessThan(b, loc, row, hi), lessThan(b, loc, col, nSize)};
+      if (active)
+        conds.push_back(active);
+      auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
+                                    /*withElseRegion=*/false);
+      OpBuilder::InsertionGuard guard(b);
+      b.setInsertionPointToStart(ifOp.thenBlock());
+      Value value = kLoop.getResult(numStaged + i);
+      Value o = outRows ? loadIndex(b, loc, outRows, row) : row;
+      if (scale) {
+        SmallVector<Value> scales;
+        for (int64_t e = 0; e < kVector; ++e)
+          scales.push_back(rowScaleAt(
+              b, loc, scale, fullN, row,
+              arith::AddIOp::create(b, loc, outCol, constIndex(b, loc, e))));
+        value = arith::MulFOp::create(
+            b, loc, value,
+            vector::FromElementsOp::create(b, loc, vt, scales));
+      }
+      if (op.getAtomic()) {
+        for (int64_t e = 0; e < kVector; ++e)
+          memref::AtomicRMWOp::create(
+              b, loc, arith::AtomicRMWKind::addf,
+              vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{e}),
+              out,
+              ValueRange{o, arith::AddIOp::create(b, loc, outCol,
+                                                  constIndex(b, loc, e))});
+        continue;
+      }
+      if (op.getAccumulate())
+        value = arith::AddFOp::create(b, loc,
+                                      loadVector(b, loc, out, {o, outCol}),
+                                      value);
+      storeVector(b, loc, value, out, {o, outCol});
+    }
+  });
+}
+
 } // namespace
 
 LogicalResult hector::gpu::checkGemm(GemmOp op) {
@@ -748,9 +1160,24 @@ void hector::gpu::lowerGemm(RewriterBase &rewriter, GemmOp op) {
   FailureOr<Schedule> schedule = getSchedule(op); // checked before
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  if (op.isOuterProduct())
+  if (op.isOuterProduct()) {
     lowerOuterProductGemm(rewriter, op, *schedule);
-  else
+  } else if (std::optional<Schedule> vector = getVectorSchedule(op)) {
+    // The vector kernel where every operand starts 16-byte aligned, else
+    // the general one (both in the binary; the host picks per call).
+    Location loc = op.getLoc();
+    Value aligned = andAll(rewriter, loc,
+                           {startsAligned(rewriter, loc, op.getLhs()),
+                            startsAligned(rewriter, loc, op.getRhs()),
+                            startsAligned(rewriter, loc, op.getOut())});
+    auto ifOp = scf::IfOp::create(rewriter, loc, aligned,
+                                  /*withElseRegion=*/true);
+    rewriter.setInsertionPointToStart(ifOp.thenBlock());
+    lowerRowGemmVector(rewriter, op, *vector);
+    rewriter.setInsertionPointToStart(ifOp.elseBlock());
     lowerRowGemm(rewriter, op, *schedule);
+  } else {
+    lowerRowGemm(rewriter, op, *schedule);
+  }
   rewriter.eraseOp(op);
 }

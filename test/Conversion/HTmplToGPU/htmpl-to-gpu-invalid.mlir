@@ -66,7 +66,7 @@ func.func @nested_gemm(%src: memref<?xi32>, %dst: memref<?xi32>,
 
 func.func @coarsen_not_dividing(%lhs: memref<?x8xf32>, %rhs: memref<8x64xf32>,
                                 %out: memref<?x64xf32>) {
-  // expected-error @+1 {{cannot be mapped onto a GPU thread block: the column tile is not a multiple of the coarsening factor (tile [64, 64, 8], coarsen 3, launch_bounds 256)}}
+  // expected-error @+1 {{cannot be mapped onto a GPU thread block: the column tile is not a multiple of the coarsening factor (tile [64, 64, 32], coarsen 3, launch_bounds 256)}}
   htmpl.gemm lhs(%lhs : memref<?x8xf32>) rhs(%rhs : memref<8x64xf32>)
              out(%out : memref<?x64xf32>) {coarsen = 3}
   return
@@ -79,7 +79,7 @@ func.func @too_few_threads(%lhs: memref<?x8xf32>, %rhs: memref<8x256xf32>,
   // expected-error @+1 {{the column tile needs more threads than launch_bounds gives; raise coarsen or narrow the tile}}
   htmpl.gemm lhs(%lhs : memref<?x8xf32>) rhs(%rhs : memref<8x256xf32>)
              out(%out : memref<?x256xf32>)
-             {tile = array<i64: 64, 256, 8>, launch_bounds = 128}
+             {tile = array<i64: 64, 256, 8>, coarsen = 1, launch_bounds = 128}
   return
 }
 

@@ -14,17 +14,28 @@
 // RUN: hectorc %hector_src_root/examples/rgat.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=RGAT
 // RUN: hectorc %hector_src_root/examples/hgt.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=llvm | FileCheck %s --check-prefix=BIN
 
+// Row-mode GEMM, the vector kernel: 16-byte aligned tiles ([64][32+4] and
+// [32][64+4] floats) filled and read with 16-byte accesses, block barriers.
+// CHECK-LABEL: // gpu.module @gemm_kernel
 // CHECK: .target sm_90
-// Row-mode GEMM: staged tiles, block barriers.
-// CHECK-LABEL: .visible .entry gemm_kernel(
-// CHECK: .shared .align 4 .b8 __wg_gemm_kernel_0[16640];
+// CHECK: .shared .align 16 .b8 __wg_gemm_kernel_0[9216];
+// CHECK: .shared .align 16 .b8 __wg_gemm_kernel_1[8704];
+// CHECK-DAG: ld.global.v4.b32
+// CHECK-DAG: st.shared.v4.b32
+// CHECK-DAG: bar.sync 0
+// CHECK-DAG: ld.shared.v4.b32
+// CHECK-DAG: fma.rn.f32
+// CHECK-DAG: st.global.v4.b32
+// The general kernel, for operands that do not start 16-byte aligned.
+// CHECK-LABEL: // gpu.module @gemm_kernel_0
+// CHECK: .shared .align 16 .b8 __wg_gemm_kernel_0[16640];
 // CHECK: bar.sync 0
 // CHECK: fma.rn.f32
 // CHECK: st.global.b32
 // Weight gradient: a clearing kernel, then partial tiles added atomically.
 // CHECK-LABEL: // gpu.module @weight_gradient_kernel
 // CHECK: st.global.b32
-// CHECK-LABEL: // gpu.module @weight_gradient_kernel_0
+// CHECK-LABEL: // gpu.module @weight_gradient_kernel_{{[0-9]+}}
 // CHECK: bar.sync 0
 // CHECK: atom.global.add.f32
 // Warp traversal: butterfly reduction, warp barriers around the
@@ -56,9 +67,9 @@
 
 // BIN: gpu.binary
 
-// RGCN-COUNT-5: .visible .entry
+// RGCN-COUNT-7: .visible .entry
 // RGCN-NOT: .visible .entry
-// RGAT-COUNT-6: .visible .entry
+// RGAT-COUNT-7: .visible .entry
 // RGAT-NOT: .visible .entry
 
 func.func @gemm(%lhs: memref<?x64xf32>, %rows: memref<?xi32>,

@@ -37,7 +37,7 @@
 func.func @gemm_plain(%lhs: memref<?x8xf32>, %rhs: memref<8x4xf32>,
                       %out: memref<?x4xf32>) {
   htmpl.gemm lhs(%lhs : memref<?x8xf32>) rhs(%rhs : memref<8x4xf32>)
-             out(%out : memref<?x4xf32>)
+             out(%out : memref<?x4xf32>) {tile = array<i64: 64, 64, 8>, coarsen = 1}
   return
 }
 
@@ -74,7 +74,7 @@ func.func @gemm_typed_gather(%lhs: memref<?x64xf32>, %rows: memref<?xi32>,
                              %seg: memref<?xi32>) {
   htmpl.gemm lhs(%lhs : memref<?x64xf32>[%rows : memref<?xi32>])
              rhs(%rhs : memref<?x64x64xf32>) out(%out : memref<?x64xf32>)
-             segments(%seg : memref<?xi32>)
+             segments(%seg : memref<?xi32>) {tile = array<i64: 64, 64, 8>, coarsen = 1}
   return
 }
 
@@ -97,7 +97,7 @@ func.func @gemm_scatter_atomic(%lhs: memref<?x8xf32>, %rhs: memref<8x4xf32>,
                                %s: memref<?xf32>) {
   htmpl.gemm lhs(%lhs : memref<?x8xf32>) rhs(%rhs : memref<8x4xf32>)
              out(%out : memref<?x4xf32>[%orows : memref<?xi64>])
-             row_scale(%s : memref<?xf32>) {accumulate, atomic}
+             row_scale(%s : memref<?xf32>) {accumulate, atomic, tile = array<i64: 64, 64, 8>, coarsen = 1}
   return
 }
 
@@ -127,7 +127,7 @@ func.func @gemm_scatter_atomic_overwrite(%lhs: memref<?x8xf32>,
                                          %seg: memref<?xi32>) {
   htmpl.gemm lhs(%lhs : memref<?x8xf32>) rhs(%rhs : memref<?x8x4xf32>)
              out(%out : memref<?x4xf32>[%orows : memref<?xi32>])
-             segments(%seg : memref<?xi32>) {atomic}
+             segments(%seg : memref<?xi32>) {atomic, tile = array<i64: 64, 64, 8>, coarsen = 1}
   return
 }
 
@@ -145,7 +145,7 @@ func.func @gemm_scatter_atomic_overwrite(%lhs: memref<?x8xf32>,
 func.func @gemm_accumulate(%lhs: memref<?x8xf32>, %rhs: memref<8x4xf32>,
                            %out: memref<?x4xf32>) {
   htmpl.gemm lhs(%lhs : memref<?x8xf32>) rhs(%rhs : memref<8x4xf32>)
-             out(%out : memref<?x4xf32>) {accumulate}
+             out(%out : memref<?x4xf32>) {accumulate, tile = array<i64: 64, 64, 8>, coarsen = 1}
   return
 }
 
@@ -171,7 +171,7 @@ func.func @gemm_transpose_rhs(%lhs: memref<?x4xf32>, %rhs: memref<?x8x4xf32>,
                               %out: memref<?x8xf32>, %seg: memref<?xi32>) {
   htmpl.gemm lhs(%lhs : memref<?x4xf32>) rhs(%rhs : memref<?x8x4xf32>)
              out(%out : memref<?x8xf32>) segments(%seg : memref<?xi32>)
-             {accumulate, transpose_rhs}
+             {accumulate, transpose_rhs, tile = array<i64: 64, 64, 8>, coarsen = 1}
   return
 }
 
@@ -201,7 +201,7 @@ func.func @gemm_per_head(%lhs: memref<?x64xf32>, %rhs: memref<?x4x16x8xf32>,
                          %s: memref<?x4xf32>) {
   htmpl.gemm lhs(%lhs : memref<?x64xf32>) rhs(%rhs : memref<?x4x16x8xf32>)
              out(%out : memref<?x32xf32>) segments(%seg : memref<?xi32>)
-             row_scale(%s : memref<?x4xf32>)
+             row_scale(%s : memref<?x4xf32>) {tile = array<i64: 64, 64, 8>, coarsen = 1}
   return
 }
 
@@ -243,7 +243,7 @@ func.func @gemm_outer_product(%lhs: memref<?x64xf32>, %lrows: memref<?xi32>,
   htmpl.gemm lhs(%lhs : memref<?x64xf32>[%lrows : memref<?xi32>])
              rhs(%rhs : memref<?x32xf32>[%rrows : memref<?xi64>])
              out(%out : memref<?x64x32xf32>) segments(%seg : memref<?xi32>)
-             row_scale(%s : memref<?xf32>) {transpose_lhs}
+             row_scale(%s : memref<?xf32>) {transpose_lhs, tile = array<i64: 64, 64, 8>, coarsen = 1}
   return
 }
 
@@ -262,7 +262,7 @@ func.func @gemm_outer_product_per_head(%lhs: memref<?x8xf32>,
                                        %rhs: memref<?x6xf32>,
                                        %out: memref<2x4x3xf32>) {
   htmpl.gemm lhs(%lhs : memref<?x8xf32>) rhs(%rhs : memref<?x6xf32>)
-             out(%out : memref<2x4x3xf32>) {accumulate, transpose_lhs}
+             out(%out : memref<2x4x3xf32>) {accumulate, transpose_lhs, tile = array<i64: 64, 64, 8>, coarsen = 1}
   return
 }
 

@@ -16,7 +16,7 @@ func.func @gemm_forms(%h: memref<?x64xf32>, %W: memref<?x64x32xf32>,
              rhs(%W : memref<?x64x32xf32>) out(%z : memref<?x32xf32>)
              segments(%seg : memref<?xi32>)
   // Single weight, scatter with atomics, per-row scalar, schedule knobs.
-  // CHECK: htmpl.gemm lhs(%{{.*}} : memref<?x64xf32>) rhs(%{{.*}} : memref<64x32xf32>) out(%{{.*}} : memref<?x32xf32>[%{{.*}} : memref<?xi64>]) row_scale(%{{.*}} : memref<?xf32>) {accumulate, atomic, coarsen = 4 : i64, launch_bounds = 128 : i64, tile = array<i64: 32, 32, 16>}
+  // CHECK: htmpl.gemm lhs(%{{.*}} : memref<?x64xf32>) rhs(%{{.*}} : memref<64x32xf32>) out(%{{.*}} : memref<?x32xf32>[%{{.*}} : memref<?xi64>]) row_scale(%{{.*}} : memref<?xf32>) {accumulate, atomic, launch_bounds = 128 : i64, tile = array<i64: 32, 32, 16>}
   htmpl.gemm lhs(%h : memref<?x64xf32>) rhs(%W1 : memref<64x32xf32>)
              out(%z : memref<?x32xf32>[%dst : memref<?xi64>])
              row_scale(%c : memref<?xf32>)

@@ -67,8 +67,8 @@ def HTmpl_GemmOp : HTmpl_Op<"gemm", [AttrSizedOperandSegments]> {
     UnitAttr:$transpose_rhs,
     UnitAttr:$accumulate,
     UnitAttr:$atomic,
-    DefaultValuedAttr<DenseI64ArrayAttr, "{64, 64, 8}">:$tile,
-    DefaultValuedAttr<I64Attr, "1">:$coarsen,
+    DefaultValuedAttr<DenseI64ArrayAttr, "{64, 64, 32}">:$tile,
+    DefaultValuedAttr<I64Attr, "4">:$coarsen,
     DefaultValuedAttr<I64Attr, "256">:$launch_bounds
   );
   let assemblyFormat = [{
