@@ -462,6 +462,11 @@ class CompiledLibrary:
                         f"cannot use {self.path}: its {_runtime.LIB_NAME} has no {name} "
                         "(an older runtime?)") from None
                 fn.restype, fn.argtypes = restype, argtypes
+            # Newer than the rest (an older runtime lacks it: trimming is
+            # then a no-op, its memory was never kept).
+            trim = getattr(lib, "hector_launch_trim_temporaries", None)
+            if trim is not None:
+                trim.restype, trim.argtypes = c_int, []
         return lib
 
     def _call_cuda(self, fn, pointers: list, device, synchronize: bool) -> None:
@@ -501,6 +506,16 @@ class CompiledLibrary:
         if reset:
             self._lib.hector_launch_reset_peak_temporary_bytes()
         return peak
+
+    def trim_temporaries(self) -> None:
+        """Return the device memory the runtime keeps for temporary buffers
+        (freed blocks stay mapped for the next call; docs/compilation.md)
+        to the driver; a no-op for CPU libraries."""
+        trim = getattr(self._lib, "hector_launch_trim_temporaries", None)
+        if self.target != "cuda" or trim is None:
+            return
+        if trim() != 0:
+            raise RuntimeError(self._lib.hector_launch_error().decode(errors="replace"))
 
     def training_entries(self, primal: str):
         """(f_fwd, f_bwd): the training entry points of function `primal`, or

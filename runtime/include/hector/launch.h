@@ -78,6 +78,12 @@ HECTOR_API void hector_reset_stream(void);
 HECTOR_API uint64_t hector_launch_peak_temporary_bytes(void);
 HECTOR_API void hector_launch_reset_peak_temporary_bytes(void);
 
+/* Temporary buffers come from a memory pool per device that keeps freed
+ * blocks mapped for the next call (no unmapping and mapping at every
+ * synchronisation). This returns the blocks not in use to the driver.
+ * Returns HECTOR_OK or an error (hector_launch_error). */
+HECTOR_API int hector_launch_trim_temporaries(void);
+
 /* Number of times a kernel module was loaded into a context so far (in
  * this process); repeated calls of one entry point do not add to it. */
 HECTOR_API int64_t hector_launch_module_loads(void);

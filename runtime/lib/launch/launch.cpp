@@ -50,7 +50,11 @@ namespace {
   X(cuEventDestroy)
 #define HECTOR_LAUNCH_CU_OPTIONAL(X) \
   X(cuMemAllocAsync)                 \
-  X(cuMemFreeAsync)
+  X(cuMemFreeAsync)                  \
+  X(cuMemPoolCreate)                 \
+  X(cuMemPoolSetAttribute)           \
+  X(cuMemPoolTrimTo)                 \
+  X(cuMemAllocFromPoolAsync)
 
 struct LaunchDriver {
 #define HECTOR_LAUNCH_MEMBER(name) decltype(&::name) name = nullptr;
@@ -319,22 +323,56 @@ void unregister_module(LazyModule* m) {
 }
 
 // ---- Device memory: stream ordered where the device supports it ----------
+//
+// Temporaries come from a memory pool of our own per device whose release
+// threshold is unlimited: freed blocks stay mapped for the next call. With
+// the default pool (threshold 0) the driver unmaps them at every
+// synchronisation and maps them again on the next call, which cost more
+// than the kernels of a small layer (docs/performance.md). The pool's
+// memory is returned by hector_launch_trim_temporaries.
 
-bool uses_memory_pools(const Scope& scope) {
-  // Per ordinal: 0 unknown, 1 yes, 2 no.
-  static std::atomic<int8_t> known[64];
+constexpr int kMaxPoolDevices = 64;
+// Per ordinal: the pool, or null where pools are not supported (then
+// cuMemAlloc / cuMemFree); `known` says whether that was decided.
+std::atomic<CUmemoryPool> g_pools[kMaxPoolDevices];
+std::atomic<int8_t> g_pool_known[kMaxPoolDevices];
+std::mutex g_pool_mutex;
+
+bool has_pool_api(const Scope& scope) {
+  const LaunchDriver* x = scope.ext();
+  return x->cuMemAllocAsync && x->cuMemFreeAsync && x->cuMemPoolCreate &&
+         x->cuMemPoolSetAttribute && x->cuMemPoolTrimTo && x->cuMemAllocFromPoolAsync;
+}
+
+CUmemoryPool create_pool(const Scope& scope) {
+  int supported = 0;
+  CUresult r = scope.cu()->cuDeviceGetAttribute(
+      &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, scope.device()->dev);
+  if (r != CUDA_SUCCESS || !supported) return nullptr;
+  CUmemPoolProps props{};
+  props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+  props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+  props.location.id = scope.device()->ordinal;
+  CUmemoryPool pool = nullptr;
+  if (scope.ext()->cuMemPoolCreate(&pool, &props) != CUDA_SUCCESS) return nullptr;
+  cuuint64_t keep_everything = ~cuuint64_t(0);
+  scope.ext()->cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                                     &keep_everything);
+  return pool;
+}
+
+// The device's temporaries pool, or null to use cuMemAlloc / cuMemFree.
+CUmemoryPool memory_pool(const Scope& scope) {
   int ordinal = scope.device()->ordinal;
-  if (!scope.ext()->cuMemAllocAsync || !scope.ext()->cuMemFreeAsync) return false;
-  if (ordinal < 0 || ordinal >= 64) return false;
-  int8_t k = known[ordinal].load(std::memory_order_relaxed);
-  if (k == 0) {
-    int supported = 0;
-    CUresult r = scope.cu()->cuDeviceGetAttribute(
-        &supported, CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED, scope.device()->dev);
-    k = (r == CUDA_SUCCESS && supported) ? 1 : 2;
-    known[ordinal].store(k, std::memory_order_relaxed);
+  if (!has_pool_api(scope) || ordinal < 0 || ordinal >= kMaxPoolDevices) return nullptr;
+  if (g_pool_known[ordinal].load(std::memory_order_acquire))
+    return g_pools[ordinal].load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(g_pool_mutex);
+  if (!g_pool_known[ordinal].load(std::memory_order_relaxed)) {
+    g_pools[ordinal].store(create_pool(scope), std::memory_order_relaxed);
+    g_pool_known[ordinal].store(1, std::memory_order_release);
   }
-  return k == 1;
+  return g_pools[ordinal].load(std::memory_order_relaxed);
 }
 
 }  // namespace
@@ -389,6 +427,20 @@ HECTOR_API uint64_t hector_launch_peak_temporary_bytes(void) {
 HECTOR_API void hector_launch_reset_peak_temporary_bytes(void) {
   std::lock_guard<std::mutex> lock(hector::g_temporaries_lock);
   hector::g_peak_bytes = hector::g_live_bytes;
+}
+
+HECTOR_API int hector_launch_trim_temporaries(void) {
+  hector::clear_error();
+  Scope scope;
+  if (!scope) return t_state.status;
+  for (int ordinal = 0; ordinal < hector::kMaxPoolDevices; ++ordinal) {
+    if (!hector::g_pool_known[ordinal].load(std::memory_order_acquire)) continue;
+    CUmemoryPool pool = hector::g_pools[ordinal].load(std::memory_order_relaxed);
+    if (pool && !hector::check(scope.cu(), scope.ext()->cuMemPoolTrimTo(pool, 0),
+                               "cuMemPoolTrimTo"))
+      return t_state.status;
+  }
+  return HECTOR_OK;
 }
 
 HECTOR_API int64_t hector_launch_module_loads(void) {
@@ -542,9 +594,10 @@ HECTOR_API void* mgpuMemAlloc(uint64_t size, void* stream, bool isHostShared) {
   }
   if (size == 0) return nullptr;
   CUdeviceptr p = 0;
-  CUresult r = hector::uses_memory_pools(scope)
-                   ? scope.ext()->cuMemAllocAsync(&p, size, static_cast<CUstream>(stream))
-                   : scope.cu()->cuMemAlloc(&p, size);
+  CUmemoryPool pool = hector::memory_pool(scope);
+  CUresult r = pool ? scope.ext()->cuMemAllocFromPoolAsync(&p, size, pool,
+                                                           static_cast<CUstream>(stream))
+                    : scope.cu()->cuMemAlloc(&p, size);
   if (r != CUDA_SUCCESS) {
     hector::check(scope.cu(), r, "allocating a temporary buffer");
     std::snprintf(t_state.message + std::strlen(t_state.message),
@@ -564,7 +617,7 @@ HECTOR_API void mgpuMemFree(void* ptr, void* stream) {
   if (!scope) return;
   CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
   hector::track_free(p);
-  if (hector::uses_memory_pools(scope))
+  if (hector::memory_pool(scope))
     hector::check(scope.cu(), scope.ext()->cuMemFreeAsync(p, static_cast<CUstream>(stream)),
                   "cuMemFreeAsync");
   else
