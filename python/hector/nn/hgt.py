@@ -121,7 +121,12 @@ class HGTConv(CompiledLayer):
             return preprocess(device, node_type, cat(src), cat(dst), cat(etype),
                               len(self.node_types), len(self.edge_types))
 
-        pre = graph_cache.get(tensors, (tuple(keys), counts, str(device)), build)
+        # Everything that numbers the ids besides the tensors' values: the
+        # metadata's node type order (node ids) and edge type order (edge type
+        # ids), which edge types are present, the node counts, the device.
+        numbering = (tuple(self.node_types), tuple(self.edge_types), tuple(keys), counts,
+                     str(device))
+        pre = graph_cache.get(tensors, numbering, build)
         return pre, offsets
 
     def forward(self, x_dict, edge_index_dict):
