@@ -302,27 +302,46 @@ def relation_parameters(module, num_relations, in_channels, out_channels, num_ba
     [R, B] (`coeff_name`); or `num_blocks` diagonal blocks `weight`
     [R, B, in/B, out/B]. relation_weight() turns any of them into the dense
     [R, in, out] the compiled layer takes (differentiably)."""
-    if num_bases is not None and num_blocks is not None:
-        raise ValueError("can not apply both basis-decomposition and "
-                         "block-diagonal-decomposition at the same time")
+    check_decomposition(in_channels, out_channels, num_bases, num_blocks)
     module.num_bases, module.num_blocks = num_bases, num_blocks
     module._basis_name, module._coeff_name = basis_name, coeff_name
     if num_bases is not None:
-        if num_bases < 1:
-            raise ValueError(f"num_bases must be positive, got {num_bases}")
         module.register_parameter(basis_name, torch.nn.Parameter(
             torch.empty(num_bases, in_channels, out_channels)))
         module.register_parameter(coeff_name, torch.nn.Parameter(
             torch.empty(num_relations, num_bases)))
     elif num_blocks is not None:
-        if num_blocks < 1 or in_channels % num_blocks or out_channels % num_blocks:
-            raise ValueError(f"num_blocks = {num_blocks} must divide in_channels = "
-                             f"{in_channels} and the output width {out_channels}")
         module.weight = torch.nn.Parameter(torch.empty(
             num_relations, num_blocks, in_channels // num_blocks, out_channels // num_blocks))
     else:
         module.weight = torch.nn.Parameter(
             torch.empty(num_relations, in_channels, out_channels))
+
+
+def check_decomposition(in_channels, out_channels, num_bases, num_blocks) -> None:
+    if num_bases is not None and num_blocks is not None:
+        raise ValueError("can not apply both basis-decomposition and "
+                         "block-diagonal-decomposition at the same time")
+    if num_bases is not None and num_bases < 1:
+        raise ValueError(f"num_bases must be positive, got {num_bases}")
+    if num_blocks is not None and (num_blocks < 1 or in_channels % num_blocks
+                                   or out_channels % num_blocks):
+        raise ValueError(f"num_blocks = {num_blocks} must divide in_channels = "
+                         f"{in_channels} and the output width {out_channels}")
+
+
+def relation_shapes(num_relations, in_channels, out_channels, num_bases, num_blocks):
+    """The shapes of the relation weights relation_parameters registers,
+    plus the dense [R, in, out] that relation_weight builds from decomposed
+    ones on every forward (checks the decomposition first)."""
+    check_decomposition(in_channels, out_channels, num_bases, num_blocks)
+    dense = (num_relations, in_channels, out_channels)
+    if num_bases is not None:
+        return [(num_bases, in_channels, out_channels), (num_relations, num_bases), dense]
+    if num_blocks is not None:
+        return [(num_relations, num_blocks, in_channels // num_blocks,
+                 out_channels // num_blocks), dense]
+    return [dense]
 
 
 def reset_relation_parameters(module):
@@ -346,6 +365,18 @@ def relation_weight(module, num_relations, in_channels, out_channels) -> torch.T
         return torch.einsum("rbio,bc->rbico", w, eye).reshape(
             num_relations, in_channels, out_channels)
     return module.weight
+
+
+def check_parameter_memory(layer: str, asked: str, *shapes) -> None:
+    """Raises MemoryError, before any parameter is allocated, when float32
+    tensors of `shapes` (the layer's parameters, and the dense weights its
+    forward builds from decomposed ones) need more host memory than is
+    available. `asked` names the sizes the caller gave."""
+    from .. import _memory
+
+    _memory.check_host(f"{layer}({asked}) with its parameters of shapes "
+                       + ", ".join(str(list(s)) for s in shapes),
+                       _memory.tensor_bytes(*shapes))
 
 
 def reject_options(layer: str, kwargs: dict) -> None:
