@@ -39,6 +39,14 @@ def _offsets(torch, types, count):
     return torch.cat([zero, torch.cumsum(torch.bincount(types, minlength=count), 0)])
 
 
+def device_bytes(n: int, e: int, t: int, r: int) -> int:
+    """A lower bound of the memory preprocess_on_device needs at its peak:
+    six int64 arrays per edge and two per node; per edge type, the int64
+    offsets of one table while the other's are counted (bincount, cumsum)
+    and then converted (24 bytes per type); per node type 16."""
+    return 48 * e + 16 * n + 24 * (r + 1) + 16 * (t + 1)
+
+
 def preprocess_on_device(node_type, src, dst, etype, num_node_types, num_edge_types, device):
     """Returns (sizes, arrays): N, E, T, R, P and the table's tensors on `device`."""
     try:
@@ -58,6 +66,12 @@ def preprocess_on_device(node_type, src, dst, etype, num_node_types, num_edge_ty
     r = int(etype.max()) + 1 if num_edge_types is None and e else (num_edge_types or 0)
     if t < 0 or r < 0:
         raise ValueError(f"type counts must be non-negative, got T = {t}, R = {r}")
+    if t > _MAX_INT32 or r > _MAX_INT32:
+        raise ValueError(f"T = {t} and R = {r} must be below 2^31 (the arrays are int32)")
+    from . import _memory
+    _memory.check_device(
+        src.device, f"hector.graph.preprocess of a graph with N = {n}, E = {e}, "
+        f"num_node_types = {t}, num_edge_types = {r}", device_bytes(n, e, t, r))
     _check_range(torch, "node_type", node_type, t, "node types", "T")
     _check_range(torch, "src", src, n, "node ids", "N")
     _check_range(torch, "dst", dst, n, "node ids", "N")

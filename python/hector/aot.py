@@ -16,7 +16,7 @@ attribute. DIR is an ordinary hector cache directory (hector.compiler);
 compile() there finds the artifacts by their key, which does not depend on
 the compiler, and names the missing key when one was not built.
 
-    python3 -m hector.aot --list --out DIR       # what DIR holds
+    python3 -m hector.aot --list --out DIR       # what DIR holds (and what is damaged)
 """
 
 from __future__ import annotations
@@ -66,9 +66,16 @@ def _list(root: str) -> int:
     for key in keys:
         with open(os.path.join(index, key), encoding="utf-8") as f:
             entry = json.load(f)
-        present = os.path.exists(os.path.join(root, "lib", str(entry.get("artifact_id")),
-                                              "meta.json"))
-        print(f"{key}  {entry.get('description')}" + ("" if present else "  [MISSING]"))
+        directory = os.path.join(root, "lib", str(entry.get("artifact_id")))
+        state = ""
+        if not os.path.exists(os.path.join(directory, "meta.json")):
+            state = "  [MISSING]"
+        else:
+            try:
+                compiler.verify_artifact(directory)
+            except compiler._Damaged as damaged:
+                state = f"  [DAMAGED: {damaged}]"
+        print(f"{key}  {entry.get('description')}{state}")
     return 0
 
 
@@ -92,7 +99,8 @@ def main(argv=None) -> int:
                         "(part of the key)")
     parser.add_argument("--hectorc", default=None, help="the compiler (default: "
                         "$HECTOR_BUILD_DIR/bin, PATH, build/bin)")
-    parser.add_argument("--list", action="store_true", help="list the cache and exit")
+    parser.add_argument("--list", action="store_true", help="list the cache, verifying "
+                        "every artifact's recorded sizes and hashes, and exit")
     args = parser.parse_args(argv)
     root = compiler.resolve_cache_dir(args.out)
     if args.list:

@@ -22,6 +22,12 @@ and a missing key raises MissingArtifactError naming the key, the model and
 the target. Writes are atomic: a build goes to a temporary directory inside
 the cache and is renamed into place (the first of two racing processes wins;
 the other uses its result), and index entries are replaced with os.replace.
+
+Every file of an artifact (the library, its manifest, ...) is recorded in its
+meta.json with its size and sha256 when it is written, and checked before the
+artifact is loaded (once per process): a damaged artifact (an interrupted
+copy, a bad disk) is rebuilt when hectorc is at hand, and raises
+DamagedArtifactError naming the file otherwise. It is never loaded.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import uuid
 import re
 import shutil
 import subprocess
@@ -40,7 +47,8 @@ from typing import Optional, Sequence
 from . import compiled
 
 __all__ = ["compile", "resolve_cache_dir", "find_compiler", "compiler_identity", "key_of",
-           "supports_training", "CompileError", "MissingArtifactError", "TARGETS",
+           "supports_training", "CompileError", "MissingArtifactError",
+           "DamagedArtifactError", "TARGETS",
            "DEFAULT_GPU_ARCH", "CACHE_ENV"]
 
 CACHE_ENV = "HECTOR_CACHE_DIR"
@@ -74,6 +82,17 @@ class MissingArtifactError(LookupError):
 
     def __str__(self) -> str:  # LookupError would quote the message like a KeyError
         return self.args[0]
+
+
+class DamagedArtifactError(MissingArtifactError):
+    """The cached artifact for `key` does not match the sizes and hashes
+    recorded when it was written (`path` names the file), and there is no
+    compiler to rebuild it. A MissingArtifactError: there is no usable
+    artifact for the key."""
+
+    def __init__(self, message: str, key: str, description: str, cache: str, path: str):
+        super().__init__(message, key, description, cache)
+        self.path = path
 
 
 # ---- where things are -------------------------------------------------------
@@ -238,12 +257,78 @@ def _describe(text: str, target: str, gpu_arch, flags: list, description) -> str
 _loaded: dict = {}  # artifact directory -> CompiledLibrary, in this process
 
 
+class _Damaged(Exception):
+    """An artifact that fails verification: `path` and what is wrong."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path, self.reason = path, reason
+
+
+def _file_record(path: str) -> dict:
+    digest = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+            size += len(block)
+    return {"size": size, "sha256": digest.hexdigest()}
+
+
+def _record_files(directory: str) -> dict:
+    """{name: {size, sha256}} of every file of an artifact but meta.json."""
+    return {name: _file_record(os.path.join(directory, name))
+            for name in sorted(os.listdir(directory))
+            if name != "meta.json" and os.path.isfile(os.path.join(directory, name))}
+
+
+def verify_artifact(directory: str) -> dict:
+    """The artifact's meta.json, after checking that every file it records
+    has the recorded size and sha256 (sizes first: a truncated file costs no
+    hash). Raises _Damaged naming the first file that does not."""
+    meta_path = os.path.join(directory, "meta.json")
+    try:
+        with open(meta_path, encoding="utf-8") as f:
+            meta = json.load(f)
+    except (OSError, ValueError) as err:
+        raise _Damaged(meta_path, f"unreadable ({err})") from None
+    files = meta.get("files") if isinstance(meta, dict) else None
+    if not isinstance(files, dict):
+        raise _Damaged(meta_path, "no recorded sizes and hashes of the artifact's files "
+                       "(written by a hector from before the cache verified them)")
+    library = meta.get("library")
+    if library not in files or f"{library}.json" not in files:
+        raise _Damaged(meta_path, f"records no size and hash for the library {library!r} "
+                       "and its manifest")
+    for name, record in files.items():
+        path = os.path.join(directory, str(name))
+        if os.path.basename(str(name)) != name or not isinstance(record, dict):
+            raise _Damaged(meta_path, f"malformed file record {name!r}")
+        try:
+            size = os.stat(path).st_size
+        except OSError as err:
+            raise _Damaged(path, f"missing or unreadable ({err.strerror})") from None
+        if size != record.get("size"):
+            raise _Damaged(path, f"{size} bytes, but {record.get('size')} were written "
+                           "(truncated or replaced)")
+    for name, record in files.items():
+        path = os.path.join(directory, name)
+        try:
+            actual = _file_record(path)["sha256"]
+        except OSError as err:
+            raise _Damaged(path, f"unreadable ({err.strerror})") from None
+        if actual != record.get("sha256"):
+            raise _Damaged(path, f"sha256 {actual}, but {record.get('sha256')} was written "
+                           "(damaged)")
+    return meta
+
+
 def _load_artifact(directory: str) -> compiled.CompiledLibrary:
+    """Loads a verified artifact (raises _Damaged otherwise); once per process."""
     with _lock:
         if directory in _loaded:
             return _loaded[directory]
-    with open(os.path.join(directory, "meta.json"), encoding="utf-8") as f:
-        meta = json.load(f)
+    meta = verify_artifact(directory)
     lib = compiled.load(os.path.join(directory, meta["library"]))
     lib.key, lib.artifact_id = meta["key"], meta["artifact_id"]
     with _lock:
@@ -278,9 +363,12 @@ def _library_name(text: str, name) -> str:
 
 
 def _build(compiler: str, identity: str, text: str, target: str, gpu_arch, flags: list,
-           root: str, key: str, artifact_id: str, library: str, description: str) -> str:
+           root: str, key: str, artifact_id: str, library: str, description: str,
+           replace_damaged: bool = False) -> str:
     """Builds into a temporary directory of the cache and renames it into
-    place; returns the artifact directory."""
+    place; returns the artifact directory. replace_damaged: the artifact
+    directory exists but failed verification; replace it (unless another
+    process repaired it meanwhile)."""
     final = os.path.join(root, "lib", artifact_id)
     os.makedirs(os.path.dirname(final), exist_ok=True)
     tmp = tempfile.mkdtemp(prefix=".tmp-", dir=os.path.dirname(final))
@@ -301,22 +389,54 @@ def _build(compiler: str, identity: str, text: str, target: str, gpu_arch, flags
         meta = {"key": key, "artifact_id": artifact_id, "library": library,
                 "compiler": identity, "description": description, "target": target,
                 "gpu_arch": gpu_arch, "flags": flags, "created": time.time(),
-                "hectorc_argv": [os.path.basename(a) for a in argv]}
+                "hectorc_argv": [os.path.basename(a) for a in argv],
+                "files": _record_files(tmp)}
         with open(os.path.join(tmp, "meta.json"), "w", encoding="utf-8") as f:
             json.dump(meta, f, indent=1)
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if not os.path.exists(os.path.join(final, "meta.json")):
-                raise
-            # Another process built the same artifact first: use theirs.
-        else:
+        if replace_damaged:
+            _replace_damaged(tmp, final)
             tmp = None
+        else:
+            try:
+                os.rename(tmp, final)
+            except OSError:
+                if not os.path.exists(os.path.join(final, "meta.json")):
+                    raise
+                # Another process built the same artifact first: use theirs.
+            else:
+                tmp = None
         _write_index(root, key, meta)
         return final
     finally:
         if tmp is not None:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _replace_damaged(new: str, final: str) -> None:
+    """Moves the damaged artifact `final` aside and renames `new` into its
+    place, under a lock file so that two processes repairing one artifact do
+    not move each other's repair away; if `final` verifies by the time the
+    lock is held, another process repaired it and `new` is discarded."""
+    lock_path = os.path.join(os.path.dirname(final), f".{os.path.basename(final)}.lock")
+    with open(lock_path, "a") as lock:
+        try:
+            import fcntl
+            fcntl.flock(lock, fcntl.LOCK_EX)
+        except (ImportError, OSError):
+            pass  # no advisory locks here: repairs may race, never corrupt
+        try:
+            verify_artifact(final)
+        except _Damaged:
+            aside = os.path.join(os.path.dirname(final), f".damaged-{uuid.uuid4().hex}")
+            try:
+                os.rename(final, aside)
+            except FileNotFoundError:
+                aside = None
+            os.rename(new, final)
+            if aside is not None:
+                shutil.rmtree(aside, ignore_errors=True)
+        else:
+            shutil.rmtree(new, ignore_errors=True)
 
 
 def compile(source, target: str = "cpu", *, training: bool = False, gpu_arch=None,
@@ -356,23 +476,43 @@ def compile(source, target: str = "cpu", *, training: bool = False, gpu_arch=Non
     if identity is not None:
         artifact_id = _digest(dict(fields, compiler=identity))
         directory = os.path.join(root, "lib", artifact_id)
+        build = (path, identity, text, target, gpu_arch, flags, root, key, artifact_id,
+                 library, what)
         if not os.path.exists(os.path.join(directory, "meta.json")):
-            directory = _build(path, identity, text, target, gpu_arch, flags, root, key,
-                               artifact_id, library, what)
-        elif (_read_index(root, key) or {}).get("artifact_id") != artifact_id:
-            with open(os.path.join(directory, "meta.json"), encoding="utf-8") as f:
-                _write_index(root, key, json.load(f))
-        return _load_artifact(directory)
+            directory = _build(*build)
+        try:
+            lib = _load_artifact(directory)
+        except _Damaged:  # rebuilt, never loaded
+            directory = _build(*build, replace_damaged=True)
+            try:
+                lib = _load_artifact(directory)
+            except _Damaged as damaged:
+                raise DamagedArtifactError(
+                    f"the artifact for key {key} ({what}) fails verification right after "
+                    f"it was rebuilt: {damaged}", key, what, root, damaged.path) from None
+        if (_read_index(root, key) or {}).get("artifact_id") != artifact_id:
+            _write_index(root, key, {"artifact_id": artifact_id, "compiler": identity,
+                                     "description": what})
+        return lib
 
     entry = _read_index(root, key)
     directory = entry and os.path.join(root, "lib", str(entry.get("artifact_id")))
+    aot_command = (f"python3 -m hector.aot --target {target}"
+                   + (f" --gpu-arch {gpu_arch}" if gpu_arch else "")
+                   + (" --training" if "--training" in flags else "")
+                   + "".join(f" --flag={f}" for f in flags if f != "--training")
+                   + " --out DIR <model>")
     if not directory or not os.path.exists(os.path.join(directory, "meta.json")):
         raise MissingArtifactError(
             f"no compiled library for key {key} ({what}) in the cache {root}, and {why_not}. "
-            f"Build it where hectorc runs, e.g. `python3 -m hector.aot --target {target}"
-            + (f" --gpu-arch {gpu_arch}" if gpu_arch else "")
-            + (" --training" if "--training" in flags else "")
-            + "".join(f" --flag={f}" for f in flags if f != "--training")
-            + f" --out DIR <model>`, then bring DIR here and set {CACHE_ENV}=DIR "
-            "(or pass cache_dir=DIR)", key, what, root)
-    return _load_artifact(directory)
+            f"Build it where hectorc runs, e.g. `{aot_command}`, then bring DIR here and "
+            f"set {CACHE_ENV}=DIR (or pass cache_dir=DIR)", key, what, root)
+    try:
+        return _load_artifact(directory)
+    except _Damaged as damaged:
+        raise DamagedArtifactError(
+            f"the cached artifact for key {key} ({what}) is damaged and was not loaded: "
+            f"{damaged}. It can not be rebuilt here: {why_not}. Build it again where "
+            f"hectorc runs, e.g. `{aot_command}`, and bring DIR here again (or delete "
+            f"{directory})",
+            key, what, root, damaged.path) from None

@@ -8,7 +8,9 @@
 The arrays are the table "Graph preprocessing" of docs/compilation.md plus
 `edge_perm` (canonical edge id -> the caller's edge index). All are int32
 except `edge_norm` (float32); they are read-only copies owned by Python.
-Bad input raises GraphInputError (a ValueError) with the runtime's message.
+Bad input raises GraphInputError (a ValueError) with the runtime's message; a
+graph whose arrays would not fit in the memory available raises MemoryError
+before anything is allocated (hector._memory).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from typing import Dict, Optional
 
 import numpy as np
 
-from . import _runtime
+from . import _memory, _runtime
 from ._graph_device import preprocess_on_device
 
 # Table order (hector_graph_array_id in graph.h), then edge_perm.
@@ -45,6 +47,7 @@ ARRAY_NAMES = (
 
 _INT32, _FLOAT32 = 0, 1  # HECTOR_GRAPH_INT32 / HECTOR_GRAPH_FLOAT32
 _MAX_INT64 = np.iinfo(np.int64).max
+_MAX_INT32 = np.iinfo(np.int32).max
 
 
 class GraphInputError(_runtime.HectorRuntimeError, ValueError):
@@ -213,6 +216,19 @@ def _copy_out(lib: ctypes.CDLL, graph: ctypes.c_void_p, index: int) -> np.ndarra
     return out
 
 
+def host_bytes(n: int, e: int, t: int, r: int) -> int:
+    """A lower bound of the host memory preprocess() needs at its peak for N
+    nodes, E edges, T node types and R edge types: the runtime's peak (as
+    runtime/lib/graph/preprocess.cpp counts it) plus the copies of its
+    outputs that preprocess() returns."""
+    outputs = 4 * (9 * e + 3 * n + 2 * r + t + 4)  # the 16 arrays of the table
+    # The runtime's peak: all its outputs (+ a rank array of N), or, while it
+    # sorts the edges, two 16-byte records per edge, the CSR arrays and two
+    # R-sized arrays (etype_offsets and the next free slot of each type).
+    runtime = max(outputs + 4 * n, 4 * (2 * r + 1) + 44 * e + 4 * (3 * n + t + 2))
+    return runtime + outputs
+
+
 def preprocess(node_type, src, dst, etype, num_node_types: Optional[int] = None,
                num_edge_types: Optional[int] = None, device=None) -> Preprocessed:
     """Builds the preprocessing table of one graph.
@@ -221,7 +237,9 @@ def preprocess(node_type, src, dst, etype, num_node_types: Optional[int] = None,
     etype[e], in any order (int32 or int64; other integer dtypes are widened).
     num_node_types / num_edge_types default to the largest type present + 1; pass
     them when trailing types have no nodes or edges. Raises GraphInputError (a
-    ValueError) naming the first bad index and value on malformed input.
+    ValueError) naming the first bad index and value on malformed input, and
+    MemoryError, before allocating, when the arrays would need more memory
+    than is available (the message gives the sizes and the bytes).
 
     With `device` (a torch device, e.g. "cuda"), the arrays are built there with
     torch operations and returned as torch tensors on that device: the same
@@ -238,6 +256,11 @@ def preprocess(node_type, src, dst, etype, num_node_types: Optional[int] = None,
               (("node_type", node_type), ("src", src), ("dst", dst), ("etype", etype))}
     t = _type_count("num_node_types", num_node_types, arrays["node_type"])
     r = _type_count("num_edge_types", num_edge_types, arrays["etype"])
+    n, e = arrays["node_type"].size, arrays["src"].size
+    if 0 <= t <= _MAX_INT32 and 0 <= r <= _MAX_INT32:  # else the runtime says why not
+        _memory.check_host(f"hector.graph.preprocess of a graph with N = {n}, E = {e}, "
+                           f"num_node_types = {t}, num_edge_types = {r}",
+                           host_bytes(n, e, t, r))
     lib = _lib()
     graph_input = _GraphInput(
         _index_array(arrays["node_type"]), _index_array(arrays["src"]),

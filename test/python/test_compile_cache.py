@@ -191,6 +191,172 @@ def test_compiled_library_runs(tmp_path):
     assert np.abs(out - ref).max() < 1e-5 * np.abs(ref).max()
 
 
+# ---- damaged artifacts ---------------------------------------------------------
+
+# Runs the library of RGCN8 from the cache in a fresh process (a damaged
+# library may crash it: SIGBUS for a truncated one) and checks its answer.
+_RUN_FROM_CACHE = """
+import sys, numpy as np, hector
+from hector import graph
+sys.path.insert(0, {test!r})
+from reference import models_numpy, params
+lib = hector.compile(open({ir!r}).read(), cache_dir={cache!r}, compiler={compiler!r})
+rng = np.random.default_rng(0)
+g = {{"node_type": np.zeros(12, np.int64), "src": rng.integers(0, 12, 50),
+     "dst": rng.integers(0, 12, 50), "etype": rng.integers(0, 3, 50)}}
+pre = graph.preprocess(g["node_type"], g["src"], g["dst"], g["etype"], 1, 3)
+w = params.make_params("rgcn", g, 8, 8)
+h = rng.standard_normal((12, 8)).astype(np.float32)
+out = np.zeros((12, 8), np.float32)
+values = dict(pre.arrays(), h=h, result0=out, **w)
+lib.rgcn(**{{a.name: values[a.name] for a in lib.rgcn.arguments}})
+ref = models_numpy.rgcn(g, h, w["W"].astype(np.float64), w["W0"].astype(np.float64))
+assert np.abs(out - ref).max() < 1e-5 * np.abs(ref).max()
+print("ok", lib.path)
+"""
+
+
+def run_from_cache(tmp_path, cache, compiler_arg):
+    (tmp_path / "ir").write_text(RGCN8)
+    code = _RUN_FROM_CACHE.format(test=os.path.join(REPO, "test"), ir=str(tmp_path / "ir"),
+                                  cache=str(cache), compiler=compiler_arg)
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env=dict(os.environ, PYTHONPATH=PYTHON), timeout=300)
+
+
+def _truncate(path):
+    size = os.path.getsize(path)
+    with open(path, "r+b") as f:
+        f.truncate(size // 2)
+
+
+def _flip_bytes(path):
+    data = bytearray(open(path, "rb").read())
+    middle = len(data) // 2
+    for i in range(middle, min(middle + 64, len(data))):
+        data[i] ^= 0xFF
+    open(path, "wb").write(bytes(data))
+
+
+def _flip_one_byte(path):
+    data = bytearray(open(path, "rb").read())
+    data[len(data) // 3] ^= 0x01
+    open(path, "wb").write(bytes(data))
+
+
+DAMAGE = {
+    "truncated library": ("lib", _truncate),
+    "bytes flipped in the library": ("lib", _flip_bytes),
+    "one bit flipped in the library": ("lib", _flip_one_byte),
+    "library deleted": ("lib", os.remove),
+    "truncated manifest": ("manifest", _truncate),
+    "one bit flipped in the manifest": ("manifest", _flip_one_byte),
+}
+
+
+def _damage(lib_path, case):
+    which, how = DAMAGE[case]
+    path = lib_path if which == "lib" else lib_path + ".json"
+    how(path)
+    return path
+
+
+@pytest.mark.parametrize("case", list(DAMAGE))
+def test_a_damaged_artifact_is_rebuilt(tmp_path, counting_hectorc, case):
+    """A cached library or manifest damaged after it was written (an
+    interrupted copy of an AOT cache, a bad disk) is found by its recorded
+    size and sha256 and rebuilt, never loaded."""
+    path, calls = counting_hectorc
+    cache = tmp_path / "c"
+    built = hector.compile(RGCN8, cache_dir=cache, compiler=path)
+    assert calls() == 1
+    _damage(built.path, case)
+    result = run_from_cache(tmp_path, cache, path)
+    assert result.returncode == 0, (result.returncode, result.stderr[-2000:])
+    assert result.stdout.startswith("ok " + built.path)  # rebuilt in place
+    assert calls() == 2
+    # Repaired for good: the next process loads it without building.
+    assert run_from_cache(tmp_path, cache, path).returncode == 0 and calls() == 2
+    # Nothing left behind but the repair's lock file.
+    assert sorted(os.listdir(cache / "lib")) == [f".{built.artifact_id}.lock",
+                                                 built.artifact_id]
+
+
+@pytest.mark.parametrize("case", list(DAMAGE))
+def test_a_damaged_artifact_without_a_compiler_is_a_clear_error(tmp_path, case):
+    cache = tmp_path / "c"
+    built = hector.compile(RGCN8, cache_dir=cache, compiler=hectorc())
+    damaged = _damage(built.path, case)
+    result = run_from_cache(tmp_path, cache, False)
+    assert result.returncode == 1, (result.returncode, result.stderr[-2000:])
+    assert "DamagedArtifactError" in result.stderr
+    assert damaged in result.stderr and "python3 -m hector.aot" in result.stderr
+    # In this process too, as a MissingArtifactError (a layer then tries a
+    # training library, as for a missing one).
+    compiler._loaded.clear()
+    with pytest.raises(hector.MissingArtifactError, match="damaged"):
+        hector.compile(RGCN8, cache_dir=cache, compiler=False)
+
+
+def test_concurrent_repairs_share_one_artifact(tmp_path, counting_hectorc):
+    path, calls = counting_hectorc
+    cache = tmp_path / "c"
+    built = hector.compile(RGCN8, cache_dir=cache, compiler=path)
+    _truncate(built.path)
+    (tmp_path / "ir").write_text(RGCN8)
+    code = _RUN_FROM_CACHE.format(test=os.path.join(REPO, "test"), ir=str(tmp_path / "ir"),
+                                  cache=str(cache), compiler=path)
+    env = dict(os.environ, PYTHONPATH=PYTHON, SLOW_HECTORC="1")
+    procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
+    results = [p.communicate() for p in procs]
+    assert all(p.returncode == 0 for p in procs), [err[-2000:] for _, err in results]
+    assert all(out.startswith("ok " + built.path) for out, _ in results)
+    assert [n for n in os.listdir(cache / "lib") if not n.endswith(".lock")] == \
+        [built.artifact_id]
+    compiler._loaded.clear()
+    compiler.verify_artifact(os.path.dirname(built.path))
+
+
+def test_aot_list_names_damaged_artifacts(tmp_path):
+    built = hector.compile(RGCN8, cache_dir=tmp_path, compiler=hectorc())
+    _flip_one_byte(built.path)
+    listing = run_aot("--list", "--out", str(tmp_path))
+    assert listing.returncode == 0
+    assert f"[DAMAGED: {built.path}: sha256" in listing.stdout
+
+
+def test_sizes_and_hashes_are_recorded(tmp_path):
+    import hashlib
+    built = hector.compile(RGCN8, cache_dir=tmp_path, compiler=hectorc())
+    directory = os.path.dirname(built.path)
+    meta = json.loads(open(os.path.join(directory, "meta.json")).read())
+    names = sorted(n for n in os.listdir(directory) if n != "meta.json")
+    assert sorted(meta["files"]) == names
+    assert {"librgcn.so", "librgcn.so.json", "model.mlir"} <= set(names)
+    for name, record in meta["files"].items():
+        data = open(os.path.join(directory, name), "rb").read()
+        assert record == {"size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+
+
+def test_an_artifact_without_recorded_hashes(tmp_path, counting_hectorc):
+    """Artifacts written before sizes and hashes were recorded can not be
+    verified: rebuilt with a compiler, refused (naming the file) without."""
+    path, calls = counting_hectorc
+    built = hector.compile(RGCN8, cache_dir=tmp_path, compiler=path)
+    meta_path = os.path.join(os.path.dirname(built.path), "meta.json")
+    meta = json.loads(open(meta_path).read())
+    del meta["files"]
+    open(meta_path, "w").write(json.dumps(meta))
+    compiler._loaded.clear()
+    with pytest.raises(hector.MissingArtifactError, match="no recorded sizes") as info:
+        hector.compile(RGCN8, cache_dir=tmp_path, compiler=False)
+    assert meta_path in str(info.value)
+    again = hector.compile(RGCN8, cache_dir=tmp_path, compiler=path)
+    assert calls() == 2 and again.path == built.path
+    assert "files" in json.loads(open(meta_path).read())
+
+
 # ---- python -m hector.aot ----------------------------------------------------
 
 def run_aot(*args, env=None):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import threading
-import weakref
 from collections import OrderedDict
 
 import torch
@@ -13,7 +12,7 @@ import torch
 from .. import compiler, models
 from ..autograd import TrainingNotAvailable
 
-__all__ = ["GraphCache", "graph_cache", "CompiledLayer", "glorot_"]
+__all__ = ["GraphCache", "graph_cache", "fingerprint", "fingerprints", "CompiledLayer", "glorot_"]
 
 
 def glorot_(tensor: torch.Tensor) -> torch.Tensor:
@@ -26,27 +25,104 @@ def glorot_(tensor: torch.Tensor) -> torch.Tensor:
 
 # ---- per-graph preprocessing cache ---------------------------------------------
 
-def _version(t: torch.Tensor):
-    try:
-        return t._version
-    except RuntimeError:  # an inference-mode tensor has no version counter
-        return None
+# Content fingerprints of index tensors. Element i of chunk c (of _CHUNK
+# elements) is weighed by _weights[i] (odd, pseudo-random, fixed), each
+# chunk's weighted sum is reduced on the tensor's device, and the host
+# combines the chunk sums with per-chunk odd multipliers, all modulo 2^64:
+#
+#     h = sum_c m_c * sum_i x[c * _CHUNK + i] * w_i      (mod 2^64)
+#
+# One multiply and one sum per element, temporaries of _CHUNK elements, and
+# one small device-to-host copy for all the tensors of a call. The position
+# weights make every change of a value, of an order or of a row visible;
+# the sum is linear, so two graphs collide only when their difference is
+# orthogonal to the weights modulo 2^64 (about 2^-64 for a change that is
+# not built against these fixed weights).
+_CHUNK = 1 << 20
+_MASK64 = (1 << 64) - 1
+_weights: dict = {}  # device -> int64 [_CHUNK]
+_weights_lock = threading.Lock()
+
+
+def _position_weights(device) -> torch.Tensor:
+    key = str(device)
+    with _weights_lock:
+        w = _weights.get(key)
+        if w is None:
+            with torch.inference_mode(False):  # a normal tensor, whatever the caller's mode
+                gen = torch.Generator().manual_seed(0x6865637470)
+                w = torch.randint(-2**62, 2**62, (_CHUNK,), dtype=torch.int64,
+                                  generator=gen)
+                w = (w * 2 + 1).to(device)  # odd: a change of one element always shows
+            _weights[key] = w
+        return w
+
+
+def _chunk_multiplier(c: int) -> int:
+    """An odd 64-bit multiplier for chunk c (splitmix64 of c)."""
+    z = (c * 0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019) & _MASK64
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK64
+    return (z ^ (z >> 31)) | 1
+
+
+def _chunk_sums(t: torch.Tensor) -> list:
+    """0-d int64 tensors on t's device: the weighted sum of each chunk of t's
+    elements (row-major, whatever t's strides)."""
+    flat = t.reshape(-1)
+    w = _position_weights(t.device)
+    sums = []
+    for start in range(0, flat.numel(), _CHUNK):
+        part = flat[start:start + _CHUNK]
+        # int64 products wrap around modulo 2^64, as their sum does.
+        sums.append((part.to(torch.int64) * w[:part.numel()]).sum())
+    return sums
+
+
+def fingerprints(tensors) -> list:
+    """(shape, dtype, device, 64-bit content hash) of each integer tensor of
+    `tensors`: equal for tensors of equal shape, dtype, device and values,
+    whatever their identity, strides or version counters. The hash is
+    reduced on each tensor's own device (no host copy of the tensor); the
+    host receives one int64 per million elements, in a single copy (on a GPU
+    that copy waits for the work queued before it)."""
+    tensors = list(tensors)
+    with torch.no_grad():
+        per_tensor = [_chunk_sums(t) for t in tensors]
+        values = {}
+        for device in {str(t.device) for t in tensors}:
+            sums = [s for t, ss in zip(tensors, per_tensor) if str(t.device) == device
+                    for s in ss]
+            values[device] = iter(torch.stack(sums).tolist() if sums else [])
+    result = []
+    for t, ss in zip(tensors, per_tensor):
+        chunks = values[str(t.device)]
+        h = 0
+        for c in range(len(ss)):
+            h = (h + _chunk_multiplier(c) * (next(chunks) & _MASK64)) & _MASK64
+        result.append((tuple(t.shape), str(t.dtype), str(t.device), h))
+    return result
+
+
+def fingerprint(t: torch.Tensor) -> tuple:
+    """fingerprints() of one tensor."""
+    return fingerprints([t])[0]
 
 
 class GraphCache:
-    """Preprocessed graphs (hector.graph.preprocess), keyed by the identity of
-    the tensors that describe the graph (edge_index, edge_type, ...) and their
-    version counters, plus the sizes and the device.
+    """Preprocessed graphs (hector.graph.preprocess), keyed by the content of
+    the tensors that describe the graph (edge_index, edge_type, ...; see
+    fingerprints()) and by everything else that numbers its ids: node
+    counts, type counts, the layer's node and edge type order, the device.
 
-    Identity + version is free to check on every forward and never reads the
-    data (a content hash would read every index, and on a GPU would need a
-    synchronizing copy). The cost: a graph rebuilt as new tensors in every
-    step (e.g. torch.stack in the training loop) is preprocessed every step;
-    keep the graph tensors alive across steps to hit the cache. An in-place
-    change of a key tensor bumps its version, so it is never served stale.
-    Entries die with their tensors (weak references) and at most `capacity`
-    graphs are kept (least recently used first out). Inference-mode tensors
-    have no version counter and are never cached.
+    Keying by content means a graph changed in place is never served stale,
+    however it was changed (a torch.from_numpy buffer refilled, a write
+    through .numpy() or .data: none of those bumps the version counter),
+    and that a graph rebuilt as new tensors with the same values hits. The
+    cost is one pass over the index tensors per forward (a multiply and a
+    sum per element, on their device). At most `capacity` graphs are kept,
+    least recently used first out; an entry lives until it is pushed out or
+    clear() is called.
     """
 
     def __init__(self, capacity: int = 16):
@@ -65,30 +141,19 @@ class GraphCache:
             self.hits = self.misses = 0
 
     def get(self, tensors, extra, build):
-        """The cached value for (tensors, extra), or build() stored."""
-        versions = [_version(t) for t in tensors]
-        cacheable = None not in versions
-        key = (tuple((id(t), v) for t, v in zip(tensors, versions)), extra)
+        """The cached value for (the content of `tensors`, `extra`), or
+        build() stored. `extra` must hold everything besides the tensors'
+        values that the value depends on."""
+        key = (tuple(fingerprints(tensors)), extra)
         with self._lock:
-            entry = self._entries.get(key) if cacheable else None
-            if entry is not None and all(r() is t for r, t in zip(entry[0], tensors)):
+            if key in self._entries:
                 self._entries.move_to_end(key)
                 self.hits += 1
-                return entry[1]
+                return self._entries[key]
             self.misses += 1
         value = build()
-        if not cacheable:
-            return value
-
-        def forget(_ref, key=key, cache=weakref.ref(self)):
-            owner = cache()
-            if owner is not None:
-                with owner._lock:
-                    owner._entries.pop(key, None)
-
-        refs = [weakref.ref(t, forget) for t in tensors]
         with self._lock:
-            self._entries[key] = (refs, value)
+            self._entries[key] = value
             self._entries.move_to_end(key)
             while len(self._entries) > self.capacity:
                 self._entries.popitem(last=False)
@@ -237,27 +302,46 @@ def relation_parameters(module, num_relations, in_channels, out_channels, num_ba
     [R, B] (`coeff_name`); or `num_blocks` diagonal blocks `weight`
     [R, B, in/B, out/B]. relation_weight() turns any of them into the dense
     [R, in, out] the compiled layer takes (differentiably)."""
-    if num_bases is not None and num_blocks is not None:
-        raise ValueError("can not apply both basis-decomposition and "
-                         "block-diagonal-decomposition at the same time")
+    check_decomposition(in_channels, out_channels, num_bases, num_blocks)
     module.num_bases, module.num_blocks = num_bases, num_blocks
     module._basis_name, module._coeff_name = basis_name, coeff_name
     if num_bases is not None:
-        if num_bases < 1:
-            raise ValueError(f"num_bases must be positive, got {num_bases}")
         module.register_parameter(basis_name, torch.nn.Parameter(
             torch.empty(num_bases, in_channels, out_channels)))
         module.register_parameter(coeff_name, torch.nn.Parameter(
             torch.empty(num_relations, num_bases)))
     elif num_blocks is not None:
-        if num_blocks < 1 or in_channels % num_blocks or out_channels % num_blocks:
-            raise ValueError(f"num_blocks = {num_blocks} must divide in_channels = "
-                             f"{in_channels} and the output width {out_channels}")
         module.weight = torch.nn.Parameter(torch.empty(
             num_relations, num_blocks, in_channels // num_blocks, out_channels // num_blocks))
     else:
         module.weight = torch.nn.Parameter(
             torch.empty(num_relations, in_channels, out_channels))
+
+
+def check_decomposition(in_channels, out_channels, num_bases, num_blocks) -> None:
+    if num_bases is not None and num_blocks is not None:
+        raise ValueError("can not apply both basis-decomposition and "
+                         "block-diagonal-decomposition at the same time")
+    if num_bases is not None and num_bases < 1:
+        raise ValueError(f"num_bases must be positive, got {num_bases}")
+    if num_blocks is not None and (num_blocks < 1 or in_channels % num_blocks
+                                   or out_channels % num_blocks):
+        raise ValueError(f"num_blocks = {num_blocks} must divide in_channels = "
+                         f"{in_channels} and the output width {out_channels}")
+
+
+def relation_shapes(num_relations, in_channels, out_channels, num_bases, num_blocks):
+    """The shapes of the relation weights relation_parameters registers,
+    plus the dense [R, in, out] that relation_weight builds from decomposed
+    ones on every forward (checks the decomposition first)."""
+    check_decomposition(in_channels, out_channels, num_bases, num_blocks)
+    dense = (num_relations, in_channels, out_channels)
+    if num_bases is not None:
+        return [(num_bases, in_channels, out_channels), (num_relations, num_bases), dense]
+    if num_blocks is not None:
+        return [(num_relations, num_blocks, in_channels // num_blocks,
+                 out_channels // num_blocks), dense]
+    return [dense]
 
 
 def reset_relation_parameters(module):
@@ -281,6 +365,18 @@ def relation_weight(module, num_relations, in_channels, out_channels) -> torch.T
         return torch.einsum("rbio,bc->rbico", w, eye).reshape(
             num_relations, in_channels, out_channels)
     return module.weight
+
+
+def check_parameter_memory(layer: str, asked: str, *shapes) -> None:
+    """Raises MemoryError, before any parameter is allocated, when float32
+    tensors of `shapes` (the layer's parameters, and the dense weights its
+    forward builds from decomposed ones) need more host memory than is
+    available. `asked` names the sizes the caller gave."""
+    from .. import _memory
+
+    _memory.check_host(f"{layer}({asked}) with its parameters of shapes "
+                       + ", ".join(str(list(s)) for s in shapes),
+                       _memory.tensor_bytes(*shapes))
 
 
 def reject_options(layer: str, kwargs: dict) -> None:

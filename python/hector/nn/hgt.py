@@ -5,8 +5,8 @@ from __future__ import annotations
 import torch
 
 from .. import autograd
-from ._base import (CompiledLayer, check_index_tensor, glorot_, graph_cache, preprocess,
-                    reject_options)
+from ._base import (CompiledLayer, check_index_tensor, check_parameter_memory, glorot_,
+                    graph_cache, preprocess, reject_options)
 
 
 class HGTConv(CompiledLayer):
@@ -72,6 +72,10 @@ class HGTConv(CompiledLayer):
         self.node_types, self.edge_types = node_types, edge_types
         self.dst_node_types = {et[2] for et in edge_types}
         t, r, d, dh = len(node_types), len(edge_types), out_channels, out_channels // heads
+        check_parameter_memory(
+            "HGTConv", f"out_channels={out_channels}, heads={heads}, {t} node types, "
+            f"{r} edge types", *[(t, d, d)] * 4, (r, heads, dh, dh), (r, heads, dh, dh),
+            (r, heads))
         for name in ("k_weight", "q_weight", "v_weight", "a_weight"):
             self.register_parameter(name, torch.nn.Parameter(torch.empty(t, d, d)))
         self.k_rel = torch.nn.Parameter(torch.empty(r, heads, dh, dh))
@@ -121,7 +125,12 @@ class HGTConv(CompiledLayer):
             return preprocess(device, node_type, cat(src), cat(dst), cat(etype),
                               len(self.node_types), len(self.edge_types))
 
-        pre = graph_cache.get(tensors, (tuple(keys), counts, str(device)), build)
+        # Everything that numbers the ids besides the tensors' values: the
+        # metadata's node type order (node ids) and edge type order (edge type
+        # ids), which edge types are present, the node counts, the device.
+        numbering = (tuple(self.node_types), tuple(self.edge_types), tuple(keys), counts,
+                     str(device))
+        pre = graph_cache.get(tensors, numbering, build)
         return pre, offsets
 
     def forward(self, x_dict, edge_index_dict):

@@ -7,8 +7,9 @@ import math
 import torch
 
 from .. import autograd
-from ._base import (CompiledLayer, check_features, reject_options, relation_parameters,
-                    relation_weight, relational_graph, reset_relation_parameters)
+from ._base import (CompiledLayer, check_features, check_parameter_memory, reject_options,
+                    relation_parameters, relation_shapes, relation_weight, relational_graph,
+                    reset_relation_parameters)
 
 
 class RGATConv(CompiledLayer):
@@ -68,10 +69,17 @@ class RGATConv(CompiledLayer):
         if isinstance(negative_slope, bool) or not isinstance(negative_slope, (int, float)) \
                 or not math.isfinite(negative_slope):
             raise ValueError(f"negative_slope must be a finite number, got {negative_slope!r}")
+        width = heads * out_channels
+        check_parameter_memory(
+            "RGATConv", f"in_channels={in_channels}, out_channels={out_channels}, "
+            f"num_relations={num_relations}, heads={heads}, num_bases={num_bases}, "
+            f"num_blocks={num_blocks}",
+            *relation_shapes(num_relations, in_channels, width, num_bases, num_blocks),
+            (num_relations, width), (num_relations, width),
+            (width if concat else out_channels,))
         self.in_channels, self.out_channels = in_channels, out_channels
         self.num_relations, self.heads = num_relations, heads
         self.concat, self.negative_slope = concat, float(negative_slope)
-        width = heads * out_channels
         relation_parameters(self, num_relations, in_channels, width, num_bases, num_blocks,
                             basis_name="basis", coeff_name="att")
         self.att_src = torch.nn.Parameter(torch.empty(num_relations, width))

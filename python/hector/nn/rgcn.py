@@ -5,9 +5,9 @@ from __future__ import annotations
 import torch
 
 from .. import autograd
-from ._base import (CompiledLayer, check_features, glorot_, reject_options,
-                    relation_parameters, relation_weight, relational_graph,
-                    reset_relation_parameters)
+from ._base import (CompiledLayer, check_features, check_parameter_memory, glorot_,
+                    reject_options, relation_parameters, relation_shapes, relation_weight,
+                    relational_graph, reset_relation_parameters)
 
 
 class RGCNConv(CompiledLayer):
@@ -43,6 +43,11 @@ class RGCNConv(CompiledLayer):
                 f"divided by that relation's in-degree), got aggr={aggr!r}")
         if min(in_channels, out_channels, num_relations) < 1:
             raise ValueError("in_channels, out_channels and num_relations must be positive")
+        check_parameter_memory(
+            "RGCNConv", f"in_channels={in_channels}, out_channels={out_channels}, "
+            f"num_relations={num_relations}, num_bases={num_bases}, num_blocks={num_blocks}",
+            *relation_shapes(num_relations, in_channels, out_channels, num_bases, num_blocks),
+            (in_channels, out_channels), (out_channels,))
         self.in_channels, self.out_channels = in_channels, out_channels
         self.num_relations = num_relations
         self.aggr, self.is_sorted = aggr, is_sorted

@@ -91,7 +91,9 @@ typedef struct hector_graph hector_graph;
  * INVALID_ARGUMENT (NULL pointers, negative or too large sizes, mismatched
  * lengths, elem_bytes not 4 or 8, reserved not 0), INDEX_OUT_OF_RANGE (a node
  * id, node type or edge type outside its range: the message names the array,
- * the first bad index and its value), OUT_OF_MEMORY. */
+ * the first bad index and its value), OUT_OF_MEMORY (checked before
+ * allocating: the arrays need more host memory than is available, e.g. a
+ * huge num_edge_types; docs/runtime-graph.md; or an allocation failed). */
 HECTOR_API int hector_graph_build(const hector_graph_input* in, hector_graph** out);
 
 /* Releases a graph; NULL is a no-op. Pointers from hector_graph_array die

@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cinttypes>
+#include <cstdio>
 #include <cstring>
 #include <cstdlib>
 #include <limits>
@@ -308,8 +309,111 @@ void pairs_by_bitmap(const Buffer<int32_t>& edge_src, const Buffer<int32_t>& ety
   if (!sources.empty()) std::memcpy(compact_src.data(), sources.data(), sources.size() * sizeof(int32_t));
 }
 
+// ---- sizes checked before allocating -------------------------------------------
+//
+// A request that can not fit (e.g. num_edge_types = 2^31 - 1 for a 5-node
+// graph: several R-sized arrays, 16 GiB) is refused with OUT_OF_MEMORY before
+// anything is allocated, instead of being zero-filled until the OOM killer
+// ends the process. python/hector/_memory.py checks the same way first.
+
+// Host memory the build needs at its peak, at least: all its outputs (+ the
+// rank array of step 4), or, in step 3, the edge records and their scratch
+// (16 bytes each), the CSR arrays, the node arrays and two R-sized arrays
+// (etype_offsets and each type's next slot). hector.graph.host_bytes mirrors it.
+uint64_t peak_bytes(uint64_t n, uint64_t e, uint64_t t, uint64_t r) {
+  const uint64_t outputs = 4 * (9 * e + 3 * n + 2 * r + t + 4);
+  return std::max(outputs + 4 * n, 4 * (2 * r + 1) + 44 * e + 4 * (3 * n + t + 2));
+}
+
+constexpr uint64_t kSmallRequest = uint64_t(64) << 20;  // below: no lookups
+constexpr uint64_t kUnlimited = uint64_t(1) << 60;
+
+// The first number in `path` (a cgroup file), or -1.
+int64_t read_number(const char* path) {
+  FILE* f = std::fopen(path, "r");
+  if (!f) return -1;
+  unsigned long long v = 0;
+  const int got = std::fscanf(f, "%llu", &v);
+  std::fclose(f);
+  return got == 1 && v < kUnlimited ? static_cast<int64_t>(v) : -1;
+}
+
+// Bytes of host memory available, and where the number comes from:
+// $HECTOR_MEMORY_LIMIT (bytes, or with a K/M/G/T suffix), else MemAvailable +
+// SwapFree of /proc/meminfo, lowered to what the memory cgroup at
+// /sys/fs/cgroup leaves. UINT64_MAX when unknown; false if the variable is
+// malformed.
+bool available_bytes(uint64_t& bytes, const char*& how) {
+  bytes = UINT64_MAX;
+  if (const char* env = std::getenv("HECTOR_MEMORY_LIMIT"); env && *env) {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(env, &end, 10);
+    int shift = 0;
+    switch (end != env ? *end : '?') {
+      case 'K': case 'k': shift = 10, ++end; break;
+      case 'M': case 'm': shift = 20, ++end; break;
+      case 'G': case 'g': shift = 30, ++end; break;
+      case 'T': case 't': shift = 40, ++end; break;
+      case '\0': break;
+      default: return false;
+    }
+    if (end == env || *end != '\0' || v > (UINT64_MAX >> shift)) return false;
+    bytes = static_cast<uint64_t>(v) << shift;
+    how = "set by $HECTOR_MEMORY_LIMIT";
+    return true;
+  }
+  if (FILE* f = std::fopen("/proc/meminfo", "r")) {
+    char line[256];
+    unsigned long long kb = 0, avail = 0, swap = 0;
+    bool found = false;
+    while (std::fgets(line, sizeof line, f)) {
+      if (std::sscanf(line, "MemAvailable: %llu kB", &kb) == 1) avail = kb, found = true;
+      else if (std::sscanf(line, "SwapFree: %llu kB", &kb) == 1) swap = kb;
+    }
+    std::fclose(f);
+    if (found) {
+      bytes = (static_cast<uint64_t>(avail) + static_cast<uint64_t>(swap)) * 1024;
+      how = "MemAvailable + SwapFree in /proc/meminfo; $HECTOR_MEMORY_LIMIT overrides";
+    }
+  }
+  for (auto [limit_file, usage_file] :
+       {std::pair<const char*, const char*>{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+        {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
+    const int64_t limit = read_number(limit_file), usage = read_number(usage_file);
+    if (limit < 0 || usage < 0) continue;
+    const uint64_t left = limit > usage ? static_cast<uint64_t>(limit - usage) : 0;
+    if (left < bytes)
+      bytes = left, how = "what the memory cgroup leaves; $HECTOR_MEMORY_LIMIT overrides";
+    break;
+  }
+  return true;
+}
+
+int check_memory(int64_t n, int64_t e, int64_t t, int64_t r) {
+  const uint64_t need = peak_bytes(static_cast<uint64_t>(n), static_cast<uint64_t>(e),
+                                   static_cast<uint64_t>(t), static_cast<uint64_t>(r));
+  if (need < kSmallRequest && !std::getenv("HECTOR_MEMORY_LIMIT")) return HECTOR_OK;
+  uint64_t available = 0;
+  const char* how = "unknown";
+  if (!available_bytes(available, how))
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_graph_build: HECTOR_MEMORY_LIMIT = '%.64s' is not a number of bytes "
+                "(optionally with a K, M, G or T suffix, e.g. 8G)",
+                std::getenv("HECTOR_MEMORY_LIMIT"));
+  if (need <= available) return HECTOR_OK;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  return fail(HECTOR_ERROR_OUT_OF_MEMORY,
+              "hector_graph_build: a graph with N = %" PRId64 ", E = %" PRId64
+              ", num_node_types = %" PRId64 ", num_edge_types = %" PRId64
+              " needs at least %" PRIu64 " bytes (%.1f GiB) of host memory, more than the %" PRIu64
+              " bytes (%.1f GiB) available (%s)",
+              n, e, t, r, need, static_cast<double>(need) / kGiB, available,
+              static_cast<double>(available) / kGiB, how);
+}
+
 int build(const hector_graph_input& in, hector_graph& g) {
-  // Shapes first, then counts, then values: the cheapest checks first.
+  // Shapes first, then counts (and the memory they need), then values: the
+  // cheapest checks first.
   if (int s = check_array(in.node_type, "node_type")) return s;
   if (int s = check_array(in.src, "src")) return s;
   if (int s = check_array(in.dst, "dst")) return s;
@@ -329,6 +433,7 @@ int build(const hector_graph_input& in, hector_graph& g) {
       return fail(HECTOR_ERROR_INVALID_ARGUMENT,
                   "hector_graph_build: %s is %" PRId64 "; at most 2^31 - 1 is supported", what, v);
   }
+  if (int s = check_memory(n, e, t, r)) return s;
   if (int s = check_ids(in.node_type, t, "node_type", "node types", "num_node_types")) return s;
   Buffer<int32_t>* a = g.i32;
   const size_t nn = static_cast<size_t>(n), ne = static_cast<size_t>(e);
