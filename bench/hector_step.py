@@ -72,7 +72,8 @@ class HectorStep:
 
     def train_step(self):
         self.forward()
-        loss, self.values["d_result0"] = self.loss_grad(self.out, self.labels)
+        loss, d_out = self.loss_grad(self.out, self.labels)
+        self.values["d_result0"] = d_out.contiguous()  # the entry reads it row-major
         with self._range(self.backward):
             self.backward(**{a.name: self.values[a.name] for a in self.backward.arguments},
                           synchronize=False)
