@@ -438,7 +438,8 @@ def run_ncu(args, out_dir):
     result["kernels"] = parse_ncu_csv(imp.stdout)
     if not result["kernels"]:
         result["error"] = ("ncu profiled no kernel (is --kernel-regex right? "
-                           f"{args.kernel_regex!r})")
+                           f"{args.kernel_regex!r}; can this user read the GPU's performance "
+                           "counters? ERR_NVGPUCTRPERM in the log says no)")
     return result
 
 
@@ -498,6 +499,8 @@ def print_report(result, top):
         n = result["ncu"]
         if n.get("error"):
             print(f"\nncu: {n['error']}")
+            if n.get("log_tail"):
+                print("ncu output (last lines):\n" + "\n".join(n["log_tail"].splitlines()[-15:]))
         if n.get("kernels"):
             print(f"\nNsight Compute ({len(n['kernels'])} kernels):")
             print(f"{'kernel':44s} {'regs':>5s} {'theo%':>6s} {'ach%':>6s} {'DRAM%':>6s} {'SM%':>6s} "

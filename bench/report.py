@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from collections import OrderedDict
 
@@ -66,6 +67,52 @@ def rate(flops_per_s):
             else f"{flops_per_s / 1e9:.1f} GFLOP/s")
 
 
+def summary(results):
+    """Per Hector contender and precision, over the cases where it and torch-compile both ran:
+    the geometric mean of torch-compile's time over its own, how many cases it is faster in,
+    the same against the fastest peer, its lowest fraction of the roofline bound, and how
+    many cases its peak memory is at most torch-compile's (issue 15's criteria)."""
+    cases = OrderedDict()
+    for r in results:
+        key = (r.get("precision", "fp32"), r["model"], r["dataset"], r["mode"], r["width"], r.get("heads", 1))
+        cases.setdefault(key, {})[r["contender"]] = r
+    names = list(OrderedDict.fromkeys((k[0], c) for k, row in cases.items() for c in row if is_hector(c)))
+    if not names:
+        return []
+    lines = ["## Summary", "",
+             "| precision | contender | cases | vs torch-compile: geomean, faster in | vs best peer: geomean,"
+             " faster in | lowest % of roofline | peak memory <= torch-compile's |",
+             "|---|---|---:|---|---|---|---|"]
+    for precision, name in names:
+        ratios, best, fracs, mem = [], [], [], []
+        for key, row in cases.items():
+            mine = row.get(name)
+            if key[0] != precision or not mine or mine["status"] != "ok":
+                continue
+            tc = row.get("torch-compile")
+            if tc and tc["status"] == "ok":
+                ratios.append(tc["median_ms"] / mine["median_ms"])
+                if mine.get("peak_mem_bytes") is not None and tc.get("peak_mem_bytes") is not None:
+                    mem.append(mine["peak_mem_bytes"] <= tc["peak_mem_bytes"])
+            if mine.get("vs_best_peer") is not None:
+                best.append(mine["vs_best_peer"])
+            if mine.get("roofline_fraction") is not None:
+                fracs.append((mine["roofline_fraction"], f"{key[1]} {key[2]} {key[3]} w{key[4]} h{key[5]}"))
+        n = sum(1 for k, row in cases.items() if k[0] == precision and (row.get(name) or {}).get("status") == "ok")
+
+        def geo(xs):
+            if not xs:
+                return "-"
+            return (f"{math.exp(sum(math.log(x) for x in xs) / len(xs)):.2f}x, "
+                    f"{sum(x > 1 for x in xs)}/{len(xs)}")
+
+        low = min(fracs) if fracs else None
+        lines.append(f"| {precision} | {name} | {n} | {geo(ratios)} | {geo(best)} | "
+                     + (f"{100 * low[0]:.2g}% ({low[1]})" if low else "-") + " | "
+                     + (f"{sum(mem)}/{len(mem)}" if mem else "-") + " |")
+    return lines + [""]
+
+
 def _peaks_line(meta):
     peaks = meta.get("gemm_flops_per_s")
     if not peaks:
@@ -80,7 +127,8 @@ def markdown(data) -> str:
     lines = [
         "# Layer benchmark: Hector and its peers",
         "",
-        f"- device: {meta.get('device_name')}; torch {meta.get('torch')}; torch_geometric {meta.get('torch_geometric')}",
+        f"- device: {meta.get('device_name')}; torch {meta.get('torch')}; "
+        f"torch_geometric {meta.get('torch_geometric')}",
         f"- measured memory bandwidth (device-to-device copy, read + write): "
         f"{meta.get('hbm_bytes_per_s', 0) / 1e9:.0f} GB/s",
         *_peaks_line(meta),
@@ -95,6 +143,7 @@ def markdown(data) -> str:
         " (> 1: X is faster)",
         "",
     ]
+    lines += summary(data["results"])
     notes = []
     for (mode, width, heads, precision, model), by_ds in _groups(data["results"]).items():
         contenders = list(OrderedDict.fromkeys(c for row in by_ds.values() for c in row))

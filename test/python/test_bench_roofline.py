@@ -367,3 +367,17 @@ def test_report_reads_results_from_before_the_roofline_column():
                        for c, ms in (("torch-eager", 2.0), ("hector", 1.0))]}
     md = report.markdown(old)
     assert "1 ms · 1% bw" in md and "2.00x vs torch-eager" in md
+
+
+def test_report_summary_counts_the_issue_criteria():
+    def rec(contender, ms, dataset, frac=None, mem=None, best=None):
+        return {"model": "rgcn", "dataset": dataset, "mode": "training", "width": 64, "heads": 1,
+                "precision": "fp32", "contender": contender, "status": "ok", "median_ms": ms,
+                "peak_mem_bytes": mem, "roofline_fraction": frac, "vs_best_peer": best}
+
+    results = [rec("torch-compile", 4.0, "am", mem=10), rec("hector-new", 2.0, "am", 0.3, 8, 2.0),
+               rec("torch-compile", 1.0, "bgs", mem=10), rec("hector-new", 2.0, "bgs", 0.1, 12, 0.5),
+               rec("hector-new", 1.0, "mag", 0.2)]  # torch-compile did not run on mag
+    lines = report.summary(results)
+    assert lines[4] == ("| fp32 | hector-new | 3 | 1.00x, 1/2 | 1.00x, 1/2 | "
+                        "10% (rgcn bgs training w64 h1) | 1/2 |")
