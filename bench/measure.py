@@ -140,12 +140,15 @@ def measure_gemm_peak(device: torch.device, precision_name: str, n: int = None, 
     if n is None:
         n = 8192 if device.type == "cuda" else 512
     with precision(precision_name):
-        gen = torch.Generator(device=device).manual_seed(0)
-        a = torch.randn(n, n, generator=gen, device=device)
-        b = torch.randn(n, n, generator=gen, device=device)
-        c = torch.empty(n, n, device=device)
-        ms = time_calls(lambda: torch.matmul(a, b, out=c), device, warmup=3, max_iters=reps,
-                        budget_s=5.0)[0]
-        del a, b, c
-    free(device)
+        ms = _matmul_ms(device, n, reps)
+    free(device)  # the operands died with _matmul_ms
     return 2.0 * n ** 3 / (ms / 1e3)
+
+
+def _matmul_ms(device, n, reps):
+    gen = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(n, n, generator=gen, device=device)
+    b = torch.randn(n, n, generator=gen, device=device)
+    c = torch.empty(n, n, device=device)
+    return time_calls(lambda: torch.matmul(a, b, out=c), device, warmup=3, max_iters=reps,
+                      budget_s=5.0)[0]
