@@ -6,9 +6,9 @@ its gradient by `case.loss_grad`, the same function for every contender:
 bench/train_loss.py; then the backward into every input and weight), plus
 check(out) for correctness. Raise Skip to record a reasoned skip.
 `contenders_for(model, hector_libs)` lists a model's contenders in table
-order, one Hector contender per library directory. Options used for the PyG layers, and
-where their math still differs from BRIEF.md section 4, are in
-docs/benchmarks-peers.md; keep the two in step.
+order, one Hector contender per library directory. Options used for the
+PyG layers, and where their math still differs from BRIEF.md section 4,
+are in docs/benchmarks-peers.md; keep the two in step.
 """
 
 from __future__ import annotations
