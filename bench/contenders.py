@@ -1,11 +1,14 @@
 """The peer contenders of bench/layers.py: PyTorch eager, torch.compile, and PyG 2.8 layers.
 
 Each contender is a factory `make(case, shared) -> Runner`. A Runner offers
-forward() (inference, no autograd) and train_step() (forward, NLL loss,
-backward into every input and weight), plus check(out) for correctness.
-Raise Skip to record a reasoned skip. Options used for the PyG layers, and
-where their math still differs from BRIEF.md section 4, are in
-docs/benchmarks-peers.md; keep the two in step.
+forward() (inference, no autograd) and train_step() (forward, the loss and
+its gradient by `case.loss_grad`, the same function for every contender:
+bench/train_loss.py; then the backward into every input and weight), plus
+check(out) for correctness. Raise Skip to record a reasoned skip.
+`contenders_for(model, hector_libs)` lists a model's contenders in table
+order, one Hector contender per library directory. Options used for the
+PyG layers, and where their math still differs from BRIEF.md section 4,
+are in docs/benchmarks-peers.md; keep the two in step.
 """
 
 from __future__ import annotations
@@ -67,6 +70,14 @@ class Runner:
         return rel_err(out, ref)
 
 
+def backward_from(out, case):
+    """The shared training tail: loss and d_out by case.loss_grad on the detached output,
+    then autograd's backward from d_out into every leaf. Returns the loss."""
+    loss, d_out = case.loss_grad(out.detach(), case.labels)
+    out.backward(d_out)
+    return loss
+
+
 def rel_err(out, ref):
     return float((out.float() - ref).abs().max() / max(1.0, float(ref.abs().max())))
 
@@ -80,21 +91,19 @@ class ReferenceRunner(Runner):
     def __init__(self, case, shared, compile_it=False):
         super().__init__(case, shared)
         tg = shared.get("torch_graph", lambda: mt.TorchGraph(case.graph, case.device, float_dtype=torch.float32))
-        names, model, heads, labels = PARAM_NAMES[case.model], case.model, case.heads, case.labels
+        names, model, heads = PARAM_NAMES[case.model], case.model, case.heads
 
         def fwd(h, *ws):
             return mt.forward(model, tg, h, dict(zip(names, ws)), heads=heads)
-
-        def loss(h, *ws):
-            return mt.nll_loss(fwd(h, *ws), labels)
 
         self.compiles = compile_it
         if compile_it:
             if not hasattr(torch, "compile"):
                 raise Skip(f"torch.compile needs torch >= 2.0 (this is {torch.__version__})")
-            torch._dynamo.reset()  # fresh caches: no recompile limit carried over from earlier cases
-            fwd, loss = torch.compile(fwd, dynamic=False), torch.compile(loss, dynamic=False)
-        self.fwd, self.loss = fwd, loss
+            # The layer alone: the loss is case.loss_grad, compiled on its own
+            # like every contender's (bench/train_loss.py says why).
+            fwd = torch.compile(fwd, dynamic=False)
+        self.fwd = fwd
         self.inputs = [case.h] + [case.params[k] for k in names]
         if case.mode == "training":
             self.inputs = [x.detach().clone().requires_grad_() for x in self.inputs]
@@ -106,7 +115,7 @@ class ReferenceRunner(Runner):
     def train_step(self):
         for x in self.inputs:
             x.grad = None
-        self.loss(*self.inputs).backward()
+        return backward_from(self.fwd(*self.inputs), self.case)
 
 
 def eager(case, shared):
@@ -153,7 +162,7 @@ class HomoRunner(Runner):
     def train_step(self):
         self.h.grad = None
         self.conv.zero_grad(set_to_none=True)
-        mt.nll_loss(self.conv(self.h, self.edge_index, self.edge_type), self.case.labels).backward()
+        return backward_from(self.conv(self.h, self.edge_index, self.edge_type), self.case)
 
 
 def _rgcn_conv(cls, case, shared):
@@ -240,7 +249,9 @@ class HGTRunner(Runner):
         have = [t for t in self.ntypes if out.get(t) is not None]
         logits = torch.cat([out[t] for t in have])
         labels = torch.cat([self.lab[t] for t in have])
-        mt.nll_loss(logits, labels).backward()
+        loss, d_logits = self.case.loss_grad(logits.detach(), labels)
+        logits.backward(d_logits)
+        return loss
 
     def check(self, out):
         return None  # different math (GELU, gated skip, biases): no exact reference
@@ -276,24 +287,35 @@ def pyg_hgt(case, shared):
 
 # ------------------------------------------------------------------ Hector
 # Libraries built here by test/gpu/build_models.sh (hectorc --target=cuda),
-# since the GPU machines have no compiler; bench/layers.py --hector-libs.
-HECTOR_LIBS = None
+# since the GPU machines have no compiler: bench/layers.py --hector-libs.
+HECTOR = "hector"
+
+
+def is_hector(name: str) -> bool:
+    """Hector's contenders: 'hector', or 'hector-<name>' for one of several library dirs."""
+    return name == HECTOR or name.startswith(HECTOR + "-")
+
+
+def hector_name(label: str) -> str:
+    return HECTOR if label in ("", HECTOR) else f"{HECTOR}-{label}"
 
 
 class HectorRunner(Runner):
-    """The layer compiled by `hectorc --training` (lib<model>_<width>_<heads>.so),
-    fed with the graph arrays built on the device (hector.graph.preprocess);
+    """The layer compiled by `hectorc --training` (lib<model>_<width>_<heads>.so in
+    lib_dir), fed with the graph arrays built on the device (hector.graph.preprocess);
     what a call and a training step are: bench/hector_step.py."""
 
     own_keys = ("hector_graph",)
 
-    def __init__(self, case, shared):
+    def __init__(self, case, shared, lib_dir, missing=None):
         super().__init__(case, shared)
         import os
 
         from hector import compiled as hector_compiled, graph as hector_graph
-        path = os.path.join(HECTOR_LIBS or "", f"lib{case.model}_{case.width}_{case.heads}.so")
-        if not HECTOR_LIBS or not os.path.exists(path):
+        if missing:
+            raise Skip(missing)
+        path = os.path.join(lib_dir or "", f"lib{case.model}_{case.width}_{case.heads}.so")
+        if not lib_dir or not os.path.exists(path):
             raise Skip(f"no compiled library {path} (bench/layers.py --hector-libs)")
         self.library = hector_compiled.load(path)
         if case.mode == "training" and not self.library.training_entries(case.model):
@@ -303,34 +325,53 @@ class HectorRunner(Runner):
             g.node_type, g.src, g.dst, g.etype, g.num_node_types, g.num_edge_types,
             device=case.device))
         self.step = HectorStep(self.library, case.model, pre, case.h, case.params,
-                               case.labels, case.mode)
+                               case.labels, case.mode, loss_grad=case.loss_grad)
         self.library.peak_temporary_bytes(reset=True)
 
     def forward(self):
         return self.step.forward()
 
     def train_step(self):
-        self.step.train_step()
+        return self.step.train_step()
 
     def extra_peak_bytes(self):
         """Temporaries the library allocates itself (torch does not see them)."""
         return self.library.peak_temporary_bytes()
 
 
-def hector(case, shared):
-    return HectorRunner(case, shared)
+def hector(lib_dir, missing=None):
+    """The contender factory of one library directory; `missing` makes it a reasoned skip."""
+    def make(case, shared):
+        return HectorRunner(case, shared, lib_dir, missing)
+    return make
 
 
-# Contenders per model, in table order. torch-eager runs first: its output is
+# The peers per model, in table order. torch-eager runs first: its output is
 # the reference the others are checked against.
-CONTENDERS = {
-    "rgcn": {"torch-eager": eager, "hector": hector, "torch-compile": compiled,
+PEERS = {
+    "rgcn": {"torch-eager": eager, "torch-compile": compiled,
              "pyg-RGCNConv": pyg_rgcn, "pyg-FastRGCNConv": pyg_fast_rgcn},
-    "rgat": {"torch-eager": eager, "hector": hector, "torch-compile": compiled,
-             "pyg-RGATConv": pyg_rgat},
-    "hgt": {"torch-eager": eager, "hector": hector, "torch-compile": compiled,
-            "pyg-HGTConv": pyg_hgt},
+    "rgat": {"torch-eager": eager, "torch-compile": compiled, "pyg-RGATConv": pyg_rgat},
+    "hgt": {"torch-eager": eager, "torch-compile": compiled, "pyg-HGTConv": pyg_hgt},
 }
+
+
+def contenders_for(model, hector_libs=None, hector_missing=None):
+    """{name: factory} in table order: torch-eager, Hector's, then the other peers.
+
+    hector_libs maps a label to a library directory ('' or 'hector' gives the
+    contender 'hector', any other label 'hector-<label>'); with none, one
+    'hector' contender that skips. hector_missing, when set, is the reason
+    every Hector contender skips (e.g. no TF32 libraries at --precision=tf32).
+    """
+    libs = dict(hector_libs or {}) or {HECTOR: None}
+    out = {}
+    for name, make in PEERS[model].items():
+        out[name] = make
+        if name == "torch-eager":
+            for label, lib_dir in libs.items():
+                out[hector_name(label)] = hector(lib_dir, hector_missing)
+    return out
 
 
 def _allocated(device):

@@ -1,17 +1,23 @@
 """One Hector library's inference call or training step, as the benchmarks
-(bench/contenders.py, bench/ablation.py) time it.
+(bench/contenders.py, bench/ablation.py, bench/softmax.py, bench/profile.py)
+time it.
 
 Inference calls the `<model>` entry point. A training step calls
-`<model>_fwd` (result and saved tensors), takes the NLL loss and its
-gradient in torch like the other contenders, then `<model>_bwd` (the
-gradients of the input and of every weight). The caller-allocated outputs
-of exactly the entries the mode calls are made once, on h's device."""
+`<model>_fwd` (result and saved tensors), then the training loss and its
+gradient d_out (`loss_grad(out, labels)`: bench/train_loss.py, the same
+function every contender of bench/layers.py uses; eager by default), then
+`<model>_bwd` (the gradients of the input and of every weight). The
+caller-allocated outputs of exactly the entries the mode calls are made
+once, on h's device. With `annotate=True` every entry call is a
+torch.profiler range named `hector::<entry>` (bench/profile.py)."""
 
 from __future__ import annotations
 
+import contextlib
+
 import torch
 
-from reference import models_torch as mt
+import train_loss
 
 
 def entry_shape(arg, sizes: dict) -> list:
@@ -33,8 +39,10 @@ def graph_sizes(pre) -> dict:
 
 
 class HectorStep:
-    def __init__(self, lib, model, pre, h, params, labels, mode):
+    def __init__(self, lib, model, pre, h, params, labels, mode, loss_grad=None, annotate=False):
         self.labels = labels
+        self.loss_grad = loss_grad or train_loss.nll_loss_and_grad
+        self.annotate = annotate
         self.entry = lib[f"{model}_fwd" if mode == "training" else model]
         self.backward = lib[f"{model}_bwd"] if mode == "training" else None
         sizes = graph_sizes(pre)
@@ -49,17 +57,24 @@ class HectorStep:
         self.args = {a.name: values[a.name] for a in self.entry.arguments}
         self.first = True
 
+    def _range(self, entry):
+        if not self.annotate:
+            return contextlib.nullcontext()
+        return torch.autograd.profiler.record_function(f"hector::{entry.name}")
+
     def forward(self):
         # The first call waits and raises on a launch error; later ones queue
         # like the other contenders, so CUDA events time the kernels alone.
-        self.entry(**self.args, synchronize=self.first)
+        with self._range(self.entry):
+            self.entry(**self.args, synchronize=self.first)
         self.first = False
         return self.out
 
     def train_step(self):
         self.forward()
-        out = self.out.detach().requires_grad_(True)
-        mt.nll_loss(out, self.labels).backward()
-        self.values["d_result0"] = out.grad
-        self.backward(**{a.name: self.values[a.name] for a in self.backward.arguments},
-                      synchronize=False)
+        loss, d_out = self.loss_grad(self.out, self.labels)
+        self.values["d_result0"] = d_out.contiguous()  # the entry reads it row-major
+        with self._range(self.backward):
+            self.backward(**{a.name: self.values[a.name] for a in self.backward.arguments},
+                          synchronize=False)
+        return loss

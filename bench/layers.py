@@ -2,11 +2,22 @@
 
 For every case (model x dataset x mode x width) and contender it records the
 median time (CUDA events, after warm-up), the peak memory, out-of-memory as a
-result, the minimum bytes the layer must move and the fraction of the measured
-memory bandwidth that this amounts to. Writes JSON, markdown and PNG plots.
+result, and the roofline: the minimum bytes the layer must move
+(bytes_model.py) over the copy bandwidth, the minimum typed-GEMM FLOPs
+(flops_model.py) over the cuBLAS GEMM peak at the run's precision, both peaks
+measured at the start of the run; bound = the larger; `roofline_fraction` =
+bound / time. Each contender's time is also compared with the fastest peer
+(torch eager, torch.compile, PyG) of the case. Writes JSON, markdown and PNG
+plots.
+
+Fairness: every contender's training step uses the same loss code
+(bench/train_loss.py; --loss=compiled|eager) and the same float32 matmul
+precision (--precision=fp32|tf32; at tf32 the Hector rows come from
+--hector-libs-tf32, libraries built with `hectorc --precision=tf32`).
 
     python3 bench/layers.py --out results/                       # everything (hours)
     python3 bench/layers.py --widths 64 --modes inference --out r/ --case-budget-s 1
+    python3 bench/layers.py --datasets am --widths 64 --hector-libs base=DIR1,new=DIR2 --out r/
     python3 bench/layers.py --device cpu --datasets aifb --widths 32 --out /tmp/r   # plumbing check
 """
 
@@ -27,11 +38,11 @@ import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
 import bytes_model  # noqa: E402
+import flops_model  # noqa: E402
 import measure  # noqa: E402
 import report  # noqa: E402
-import contenders  # noqa: E402
-from contenders import CONTENDERS, Shared, Skip, torch_geometric  # noqa: E402
-from hector.datasets.heterograph import compaction_ratio  # noqa: E402
+import train_loss  # noqa: E402
+from contenders import Shared, Skip, contenders_for, is_hector, torch_geometric  # noqa: E402
 from hector.datasets.shapes import DATASETS  # noqa: E402
 from hector.datasets.synthetic import generate  # noqa: E402
 from reference import make_params  # noqa: E402
@@ -54,7 +65,43 @@ class Case:
     params: dict
     labels: torch.Tensor
     input_bytes: int
+    loss_grad: object = None  # (out, labels) -> (loss, d_out): bench/train_loss.py
     ref_out: object = None  # eager reference output (inference), for the contenders' checks
+
+
+def make_case(model, dataset, mode, width, heads, device, graph, seed, loss_grad=None):
+    """The inputs of one case, seeded as every script times them: h, params, labels."""
+    gen = torch.Generator(device=device).manual_seed(seed + width)  # fast, seeded, made on the device
+    h = torch.randn(graph.num_nodes, width, generator=gen, device=device)
+    labels = torch.randint(0, width, (graph.num_nodes,), generator=gen, device=device)
+    params = {k: torch.as_tensor(v, device=device)
+              for k, v in make_params(model, graph, width, width, heads=heads, seed=seed).items()}
+    inputs = h.numel() * 4 + sum(p.numel() * 4 for p in params.values()) + labels.numel() * 8
+    return Case(model, dataset, mode, width, heads, device, graph, h, params, labels, inputs,
+                loss_grad=loss_grad)
+
+
+def parse_libs(values, parser=None):
+    """--hector-libs values, each 'DIR' or 'NAME=DIR' or a comma list of those -> {NAME: DIR}.
+
+    A bare DIR is named 'hector' (the contender 'hector'); NAME=DIR gives the
+    contender 'hector-NAME'."""
+    libs = {}
+    for value in values or []:
+        for item in (x for x in value.split(",") if x):
+            name, sep, path = item.partition("=")
+            if not sep:
+                name, path = "hector", item
+            name = name.strip()
+            bad = (not name or not path or name in libs or "," in name
+                   or any(c.isspace() for c in name))
+            if bad:
+                message = f"bad or repeated --hector-libs entry {item!r} (use NAME=DIR, names unique)"
+                if parser is not None:
+                    parser.error(message)
+                raise ValueError(message)
+            libs[name] = path
+    return libs
 
 
 def parse_args(argv=None):
@@ -82,10 +129,23 @@ def parse_args(argv=None):
     ap.add_argument("--no-check", action="store_true", help="skip the output checks against the reference")
     ap.add_argument("--no-plots", action="store_true")
     ap.add_argument("--out", required=True, help="output directory")
-    ap.add_argument("--hector-libs", default=None,
-                    help="libraries of test/gpu/build_models.sh for the 'hector' rows "
-                         "(build/gpu-models/tmpl)")
+    ap.add_argument("--hector-libs", action="append", default=None, metavar="[NAME=]DIR[,...]",
+                    help="libraries of test/gpu/build_models.sh (build/gpu-models/tmpl), fp32 builds. "
+                         "DIR alone is the contender 'hector'; NAME=DIR pairs (repeat the option or "
+                         "separate with commas) are contenders 'hector-NAME' in the same run, "
+                         "e.g. base=DIR1,new=DIR2")
+    ap.add_argument("--hector-libs-tf32", action="append", default=None, metavar="[NAME=]DIR[,...]",
+                    help="the same for --precision=tf32: libraries built with hectorc --precision=tf32 "
+                         "(without them Hector is skipped at tf32, with a note)")
+    ap.add_argument("--loss", choices=train_loss.KINDS, default="compiled",
+                    help="the training loss and its gradient, the same code for every contender: "
+                         "torch.compile'd (default; eager where torch.compile is unavailable) or eager")
+    ap.add_argument("--precision", choices=measure.PRECISIONS, default="fp32",
+                    help="float32 matmuls of every contender: fp32 (no TF32 anywhere, the default) or "
+                         "tf32 (TF32 allowed for the peers, Hector from --hector-libs-tf32)")
     args = ap.parse_args(argv)
+    args.hector_libs = parse_libs(args.hector_libs, ap)
+    args.hector_libs_tf32 = parse_libs(args.hector_libs_tf32, ap)
     for what, got, known in (("models", args.models, MODELS), ("datasets", args.datasets, DATASETS),
                              ("modes", args.modes, MODES)):
         bad = [x for x in got if x not in known]
@@ -115,7 +175,13 @@ class Bench:
             "heads": args.heads,
             "scale": args.scale,
             "seed": args.seed,
+            "precision": args.precision,
+            "loss": args.loss,
+            "hector_libs": args.hector_libs,
+            "hector_libs_tf32": args.hector_libs_tf32,
         }
+        self.loss_kind = args.loss
+        self.hector_libs, self.hector_missing = hector_selection(args)
 
     def elapsed(self):
         return time.perf_counter() - self.t0
@@ -132,11 +198,21 @@ class Bench:
         os.makedirs(a.out, exist_ok=True)
         print(f"device: {self.meta['device_name']}; torch {torch.__version__}; "
               f"torch_geometric {self.meta['torch_geometric']}", flush=True)
+        self.meta["precision_settings"] = measure.set_precision(a.precision)
         if self.device.type == "cuda":
             self.meta["hbm_bytes_per_s"] = measure.measure_bandwidth(self.device)
         else:
             self.meta["hbm_bytes_per_s"] = measure.measure_bandwidth(self.device, nbytes=1 << 28, reps=5)
-        print(f"memory bandwidth (copy, read + write): {self.meta['hbm_bytes_per_s'] / 1e9:.0f} GB/s", flush=True)
+        peaks = {p: measure.measure_gemm_peak(self.device, p) for p in measure.PRECISIONS}
+        self.meta["gemm_flops_per_s"] = peaks
+        self.meta["gemm_peak_flops_per_s"] = peaks[a.precision]  # the one the bounds use
+        _, self.meta["loss"] = train_loss.make(a.loss)
+        print(f"memory bandwidth (copy, read + write): {self.meta['hbm_bytes_per_s'] / 1e9:.0f} GB/s; "
+              "GEMM peak (float32 matmul): " +
+              ", ".join(f"{p} {report.rate(v)}" for p, v in peaks.items()) +
+              f"; precision {a.precision}; loss {self.meta['loss']}", flush=True)
+        if self.hector_missing:
+            print(f"note: {self.hector_missing}", flush=True)
 
         total = len(a.datasets) * len(a.models) * len(a.widths) * len(a.modes)
         done = 0
@@ -147,13 +223,16 @@ class Bench:
                 continue
             t = time.perf_counter()
             g = generate(ds, scale=a.scale, seed=a.seed)
-            ratio = compaction_ratio(g)
+            counts = flops_model.graph_counts(g)
+            ratio = counts["P"] / counts["E"] if counts["E"] else 1.0  # = compaction_ratio(g)
             self.datasets[ds] = {"nodes": g.num_nodes, "edges": g.num_edges, "node_types": g.num_node_types,
                                  "edge_types": g.num_edge_types, "compaction_ratio": ratio,
+                                 "pairs": counts["P"], "typed_endpoints": counts["typed_endpoints"],
                                  "max_in_degree": int(np.bincount(g.dst, minlength=g.num_nodes).max())}
             print(f"== {ds}: {g.num_nodes} nodes, {g.num_edges} edges, compaction {ratio:.2f} "
                   f"(generated in {time.perf_counter() - t:.1f} s)", flush=True)
             shared = Shared(g, self.device)
+            shared.counts = counts
             for model in a.models:
                 for width in a.widths:
                     for mode in a.modes:
@@ -175,43 +254,49 @@ class Bench:
                                                          note=why))
 
     def _contenders(self, model):
-        names = list(CONTENDERS[model])
-        return [n for n in names if self.args.contenders is None or n in self.args.contenders]
+        table = contenders_for(model, self.hector_libs, self.hector_missing)
+        return {n: f for n, f in table.items() if selected(n, self.args.contenders)}
 
-    def _record(self, model, ds, mode, width, name, g, **kw):
+    def _record(self, model, ds, mode, width, name, counts, **kw):
         rec = {"model": model, "dataset": ds, "mode": mode, "width": width, "heads": self.args.heads,
                "contender": name, "status": "ok", "median_ms": None, "samples": 0, "peak_mem_bytes": None,
-               "compile_s": None, "min_bytes": None, "bw_fraction": None, "max_rel_err": None, "note": ""}
-        if g is not None:
-            rec["min_bytes"] = bytes_model.min_bytes(
-                model, mode, num_nodes=g.num_nodes, num_edges=g.num_edges, num_node_types=g.num_node_types,
-                num_edge_types=g.num_edge_types, din=width, dout=width, heads=self.args.heads)
+               "compile_s": None, "min_bytes": None, "bw_fraction": None, "max_rel_err": None,
+               "precision": self.args.precision, "loss": self.meta.get("loss"),
+               "min_flops": None, "flops_variant": None, "exact_min_flops": None,
+               "bound_bytes_ms": None, "bound_flops_ms": None, "bound_ms": None,
+               "roofline_fraction": None, "vs_best_peer": None, "best_peer": None, "note": ""}
+        if counts is not None:
+            rec.update(roofline(model, mode, width, self.args.heads, counts, self.meta))
         rec.update(kw)
         return rec
 
     def _case(self, shared, model, ds, mode, width, done, total):
-        a, dev, g = self.args, self.device, shared.graph
-        gen = torch.Generator(device=dev).manual_seed(a.seed + width)  # fast, seeded, made on the device
-        h = torch.randn(g.num_nodes, width, generator=gen, device=dev)
-        labels = torch.randint(0, width, (g.num_nodes,), generator=gen, device=dev)
-        params = {k: torch.as_tensor(v, device=dev)
-                  for k, v in make_params(model, g, width, width, heads=a.heads, seed=a.seed).items()}
-        inputs = h.numel() * 4 + sum(p.numel() * 4 for p in params.values()) + labels.numel() * 8
-        case = Case(model, ds, mode, width, a.heads, dev, g, h, params, labels, inputs)
-        line = []
-        for name in self._contenders(model):
-            rec = self._contender(case, shared, name)
+        a, dev = self.args, self.device
+        # Fresh torch.compile caches (no recompile limit carried over from
+        # earlier shapes), then this case's loss function, shared by every contender.
+        train_loss.reset_compiler()
+        loss_grad, _ = train_loss.make(self.loss_kind)
+        case = make_case(model, ds, mode, width, a.heads, dev, shared.graph, a.seed, loss_grad)
+        line, recs = [], []
+        for name, make in self._contenders(model).items():
+            rec = self._contender(case, shared, name, make)
+            recs.append(rec)
             self.results.append(rec)
-            line.append(f"{name} " + (f"{rec['median_ms']:.3g}ms" if rec["status"] == "ok" else rec["status"]))
+        compare_with_best_peer(recs)
+        for rec in recs:
+            line.append(f"{rec['contender']} " + (
+                f"{rec['median_ms']:.3g}ms" + (f" ({100 * rec['roofline_fraction']:.2g}% roof)"
+                                               if rec.get("roofline_fraction") is not None else "")
+                if rec["status"] == "ok" else rec["status"]))
         print(f"[{done}/{total}] {model} {ds} {mode} w{width}: " + " | ".join(line) +
               f"  ({self.elapsed():.0f}s)", flush=True)
         case.ref_out = None
-        del case, h, params, labels
+        del case, recs
         measure.free(dev)
 
-    def _contender(self, case, shared, name):
+    def _contender(self, case, shared, name, make):
         a, dev = self.args, self.device
-        rec = self._record(case.model, case.dataset, case.mode, case.width, name, case.graph)
+        rec = self._record(case.model, case.dataset, case.mode, case.width, name, shared.counts)
         if self.out_of_time():
             rec.update(status="skipped", note="deadline")
             return rec
@@ -226,7 +311,7 @@ class Bench:
         runner = None
         first_call_done = False
         try:
-            runner = CONTENDERS[case.model][name](case, shared)
+            runner = make(case, shared)
             fn = runner.forward if case.mode == "inference" else runner.train_step
             measure.reset_peak(dev)
             base = measure.allocated(dev)
@@ -250,6 +335,8 @@ class Bench:
                 rec["peak_mem_bytes"] = (case.input_bytes + runner.own_bytes() + measure.peak(dev)
                                          - base + getattr(runner, "extra_peak_bytes", lambda: 0)())
             rec["bw_fraction"] = rec["min_bytes"] / (ms / 1e3) / self.meta["hbm_bytes_per_s"]
+            if rec["bound_ms"] is not None:
+                rec["roofline_fraction"] = rec["bound_ms"] / ms
         except Skip as why:
             rec.update(status="skipped", note=str(why))
         except Exception as err:  # recorded as a result: the run goes on
@@ -265,9 +352,54 @@ class Bench:
         return rec
 
 
+def hector_selection(args):
+    """(libraries {label: dir}, reason to skip them or None) for the run's precision."""
+    if args.precision == "fp32":
+        return args.hector_libs, None
+    if args.hector_libs_tf32:
+        return args.hector_libs_tf32, None
+    return (args.hector_libs, "Hector skipped at --precision=tf32: no --hector-libs-tf32 "
+            "(libraries built with hectorc --precision=tf32); --hector-libs are fp32 builds")
+
+
+def selected(name, wanted):
+    """--contenders filter: exact names; 'hector' selects every Hector contender."""
+    return wanted is None or name in wanted or ("hector" in wanted and is_hector(name))
+
+
+def roofline(model, mode, width, heads, counts, meta):
+    """The case's minimum bytes and FLOPs and the bound they give at the run's measured peaks."""
+    c = dict(counts, width=width, heads=heads)
+    min_bytes = bytes_model.min_bytes(model, mode, num_nodes=c["N"], num_edges=c["E"],
+                                      num_node_types=c["T"], num_edge_types=c["R"], din=width,
+                                      dout=width, heads=heads)
+    flops, variant = flops_model.min_flops(model, mode, **c)
+    out = {"min_bytes": min_bytes, "min_flops": flops, "flops_variant": variant,
+           "exact_min_flops": 2 * flops_model.exact_min_macs(model, mode, **c)}
+    bw, peak = meta.get("hbm_bytes_per_s"), meta.get("gemm_peak_flops_per_s")
+    if bw and peak:
+        out["bound_bytes_ms"] = min_bytes / bw * 1e3
+        out["bound_flops_ms"] = flops / peak * 1e3
+        out["bound_ms"] = max(out["bound_bytes_ms"], out["bound_flops_ms"])
+    return out
+
+
+def compare_with_best_peer(recs):
+    """vs_best_peer = the fastest peer's time / this contender's (> 1: faster than every peer).
+
+    Peers are the contenders that are not Hector's (torch eager, torch.compile, PyG)."""
+    peers = [r for r in recs if r["status"] == "ok" and not is_hector(r["contender"])]
+    if not peers:
+        return
+    best = min(peers, key=lambda r: r["median_ms"])
+    for r in recs:
+        if r["status"] == "ok":
+            r["vs_best_peer"] = best["median_ms"] / r["median_ms"]
+            r["best_peer"] = best["contender"]
+
+
 def main(argv=None):
     args = parse_args(argv)
-    contenders.HECTOR_LIBS = args.hector_libs
     Bench(args).run()
 
 

@@ -1,7 +1,9 @@
-"""Timing, peak memory, out-of-memory capture and HBM bandwidth, for one device (CUDA or CPU)."""
+"""Timing, peak memory, out-of-memory capture, float32 matmul precision, and the two
+peaks of the roofline (memory bandwidth, GEMM throughput), for one device (CUDA or CPU)."""
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import statistics
 import time
@@ -84,3 +86,69 @@ def _copy_ms(device, n, reps):
     a = torch.empty(n, dtype=torch.float32, device=device).uniform_()
     b = torch.empty_like(a)
     return time_calls(lambda: b.copy_(a), device, warmup=2, max_iters=reps, budget_s=5.0)[0]
+
+
+# ----------------------------------------------------------------- precision
+PRECISIONS = ("fp32", "tf32")
+
+
+def set_precision(precision: str) -> dict:
+    """Float32 matmul precision for everything torch runs in this process.
+
+    fp32: no TF32 anywhere (cuBLAS and cuDNN), matmul precision 'highest'.
+    tf32: TF32 allowed in cuBLAS and cuDNN, matmul precision 'high'.
+    Only these legacy flags are set: torch 1.13 and 2.x both read them, and
+    recent torch refuses a mix of them with its newer `fp32_precision`
+    settings. Returns the settings as torch reports them afterwards.
+    """
+    if precision not in PRECISIONS:
+        raise ValueError(f"unknown precision {precision!r} (known: {', '.join(PRECISIONS)})")
+    tf32 = precision == "tf32"
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    torch.backends.cudnn.allow_tf32 = tf32
+    torch.set_float32_matmul_precision("high" if tf32 else "highest")
+    return precision_settings()
+
+
+def precision_settings() -> dict:
+    return {"cuda.matmul.allow_tf32": bool(torch.backends.cuda.matmul.allow_tf32),
+            "cudnn.allow_tf32": bool(torch.backends.cudnn.allow_tf32),
+            "float32_matmul_precision": torch.get_float32_matmul_precision()}
+
+
+@contextlib.contextmanager
+def precision(precision_name: str):
+    """set_precision for a block, then the settings from before it."""
+    before = precision_settings()
+    set_precision(precision_name)
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before["cuda.matmul.allow_tf32"]
+        torch.backends.cudnn.allow_tf32 = before["cudnn.allow_tf32"]
+        torch.set_float32_matmul_precision(before["float32_matmul_precision"])
+
+
+# ----------------------------------------------------------------- GEMM peak
+def measure_gemm_peak(device: torch.device, precision_name: str, n: int = None, reps: int = 10) -> float:
+    """FLOP/s of a float32 n x n x n matmul (cuBLAS on a GPU) at the given precision.
+
+    2 n^3 FLOPs over the median of `reps` timed calls (CUDA events), after
+    warm-up; n = 8192 on a GPU (1.1 TFLOP a call, 768 MiB of operands),
+    512 on a CPU (a plumbing check, not a peak). The settings of the process are restored afterwards.
+    """
+    if n is None:
+        n = 8192 if device.type == "cuda" else 512
+    with precision(precision_name):
+        ms = _matmul_ms(device, n, reps)
+    free(device)  # the operands died with _matmul_ms
+    return 2.0 * n ** 3 / (ms / 1e3)
+
+
+def _matmul_ms(device, n, reps):
+    gen = torch.Generator(device=device).manual_seed(0)
+    a = torch.randn(n, n, generator=gen, device=device)
+    b = torch.randn(n, n, generator=gen, device=device)
+    c = torch.empty(n, n, device=device)
+    return time_calls(lambda: torch.matmul(a, b, out=c), device, warmup=3, max_iters=reps,
+                      budget_s=5.0)[0]

@@ -7,43 +7,119 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 from collections import OrderedDict
 
 GIB = 1 << 30
 
 
+def is_hector(name):
+    return name == "hector" or name.startswith("hector-")
+
+
 def cell(r):
-    """One contender's result as a short table cell."""
+    """One contender's result as a short table cell: ms · GiB · fraction of the roofline bound."""
     if r["status"] == "ok":
         text = f"{r['median_ms']:.3g} ms"
         if r.get("peak_mem_bytes") is not None:
             text += f" · {r['peak_mem_bytes'] / GIB:.2f} GiB"
-        if r.get("bw_fraction") is not None:
-            text += f" · {100 * r['bw_fraction']:.2g}%"
+        if r.get("roofline_fraction") is not None:
+            text += f" · {100 * r['roofline_fraction']:.2g}%"
+        elif r.get("bw_fraction") is not None:  # results from before the roofline column
+            text += f" · {100 * r['bw_fraction']:.2g}% bw"
         return text
     if r["status"] == "oom":
         return "OOM"
     return r["status"]
 
 
-def speedup_cell(row):
-    """Hector's speed-up over the fastest peer that ran, e.g. '2.1x vs torch-compile'."""
-    mine = row.get("hector")
-    peers = [r for c, r in row.items() if c != "hector" and r["status"] == "ok"]
+def speedup_cell(row, name="hector"):
+    """A Hector contender's speed-up over the fastest peer that ran, e.g. '2.10x vs torch-compile'."""
+    mine = row.get(name)
+    peers = [r for c, r in row.items() if not is_hector(c) and r["status"] == "ok"]
     if not mine or mine["status"] != "ok" or not peers:
         return "-"
     best = min(peers, key=lambda r: r["median_ms"])
     return f"{best['median_ms'] / mine['median_ms']:.2f}x vs {best['contender']}"
 
 
+def bound_cell(r):
+    """'bound ms (bytes ms / FLOPs ms)' of a case, or '-' where the peaks were not measured."""
+    if r.get("bound_ms") is None:
+        return "-"
+    which = "F" if r["bound_flops_ms"] >= r["bound_bytes_ms"] else "B"
+    return f"{r['bound_ms']:.3g} {which} ({r['bound_bytes_ms']:.2g} / {r['bound_flops_ms']:.2g})"
+
+
 def _groups(results):
-    """results grouped as {(mode, width, model): {dataset: {contender: record}}}, in run order."""
+    """results grouped as {(mode, width, heads, precision, model): {dataset: {contender: record}}},
+    in run order."""
     out = OrderedDict()
     for r in results:
-        key = (r["mode"], r["width"], r["model"])
+        key = (r["mode"], r["width"], r.get("heads", 1), r.get("precision", "fp32"), r["model"])
         out.setdefault(key, OrderedDict()).setdefault(r["dataset"], OrderedDict())[r["contender"]] = r
     return out
+
+
+def rate(flops_per_s):
+    return (f"{flops_per_s / 1e12:.1f} TFLOP/s" if flops_per_s >= 1e12
+            else f"{flops_per_s / 1e9:.1f} GFLOP/s")
+
+
+def summary(results):
+    """Per Hector contender and precision, over the cases where it and torch-compile both ran:
+    the geometric mean of torch-compile's time over its own, how many cases it is faster in,
+    the same against the fastest peer, its lowest fraction of the roofline bound, and how
+    many cases its peak memory is at most torch-compile's (issue 15's criteria)."""
+    cases = OrderedDict()
+    for r in results:
+        key = (r.get("precision", "fp32"), r["model"], r["dataset"], r["mode"], r["width"], r.get("heads", 1))
+        cases.setdefault(key, {})[r["contender"]] = r
+    names = list(OrderedDict.fromkeys((k[0], c) for k, row in cases.items() for c in row if is_hector(c)))
+    if not names:
+        return []
+    lines = ["## Summary", "",
+             "| precision | contender | cases | vs torch-compile: geomean, faster in | vs best peer: geomean,"
+             " faster in | lowest % of roofline | peak memory <= torch-compile's |",
+             "|---|---|---:|---|---|---|---|"]
+    for precision, name in names:
+        ratios, best, fracs, mem = [], [], [], []
+        for key, row in cases.items():
+            mine = row.get(name)
+            if key[0] != precision or not mine or mine["status"] != "ok":
+                continue
+            tc = row.get("torch-compile")
+            if tc and tc["status"] == "ok":
+                ratios.append(tc["median_ms"] / mine["median_ms"])
+                if mine.get("peak_mem_bytes") is not None and tc.get("peak_mem_bytes") is not None:
+                    mem.append(mine["peak_mem_bytes"] <= tc["peak_mem_bytes"])
+            if mine.get("vs_best_peer") is not None:
+                best.append(mine["vs_best_peer"])
+            if mine.get("roofline_fraction") is not None:
+                fracs.append((mine["roofline_fraction"], f"{key[1]} {key[2]} {key[3]} w{key[4]} h{key[5]}"))
+        n = sum(1 for k, row in cases.items() if k[0] == precision and (row.get(name) or {}).get("status") == "ok")
+
+        def geo(xs):
+            if not xs:
+                return "-"
+            return (f"{math.exp(sum(math.log(x) for x in xs) / len(xs)):.2f}x, "
+                    f"{sum(x > 1 for x in xs)}/{len(xs)}")
+
+        low = min(fracs) if fracs else None
+        lines.append(f"| {precision} | {name} | {n} | {geo(ratios)} | {geo(best)} | "
+                     + (f"{100 * low[0]:.2g}% ({low[1]})" if low else "-") + " | "
+                     + (f"{sum(mem)}/{len(mem)}" if mem else "-") + " |")
+    return lines + [""]
+
+
+def _peaks_line(meta):
+    peaks = meta.get("gemm_flops_per_s")
+    if not peaks:
+        return []
+    return ["- measured GEMM peak (cuBLAS float32 matmul, 8192^3 on a GPU): " +
+            ", ".join(f"{p} {rate(v)}" for p, v in peaks.items()) +
+            f"; the bounds use {meta.get('precision', 'fp32')}"]
 
 
 def markdown(data) -> str:
@@ -51,22 +127,31 @@ def markdown(data) -> str:
     lines = [
         "# Layer benchmark: Hector and its peers",
         "",
-        f"- device: {meta.get('device_name')}; torch {meta.get('torch')}; torch_geometric {meta.get('torch_geometric')}",
+        f"- device: {meta.get('device_name')}; torch {meta.get('torch')}; "
+        f"torch_geometric {meta.get('torch_geometric')}",
         f"- measured memory bandwidth (device-to-device copy, read + write): "
         f"{meta.get('hbm_bytes_per_s', 0) / 1e9:.0f} GB/s",
+        *_peaks_line(meta),
+        f"- precision: {meta.get('precision', 'fp32 (default)')}; training loss: "
+        f"{meta.get('loss', 'per contender (before bench/train_loss.py)')}, the same for every contender",
         f"- command: `{meta.get('command')}`",
         "- cell: median time · peak memory (inputs + the contender's own structures + working memory)"
-        " · fraction of the measured bandwidth reached by the minimum bytes",
+        " · fraction of the roofline bound (bound / time)",
+        "- bound: max(minimum bytes / bandwidth, minimum typed-GEMM FLOPs / GEMM peak) in ms,"
+        " B or F for the side that binds, then (bytes ms / FLOPs ms): bench/bytes_model.py, bench/flops_model.py",
+        "- `X vs best peer`: the fastest of torch-eager, torch-compile and the PyG layers, over X's time"
+        " (> 1: X is faster)",
         "",
     ]
+    lines += summary(data["results"])
     notes = []
-    for (mode, width, model), by_ds in _groups(data["results"]).items():
+    for (mode, width, heads, precision, model), by_ds in _groups(data["results"]).items():
         contenders = list(OrderedDict.fromkeys(c for row in by_ds.values() for c in row))
-        has_hector = "hector" in contenders
-        speedup_header = " hector vs best peer |" if has_hector else ""
-        lines += [f"## {model}, {mode}, width {width}", "",
-                  "| dataset | min bytes | " + " | ".join(contenders) + " |" + speedup_header,
-                  "|---|---:|" + "---|" * len(contenders) + ("---|" if has_hector else "")]
+        mine = [c for c in contenders if is_hector(c)]
+        lines += [f"## {model}, {mode}, width {width}, {heads} head{'s' if heads != 1 else ''}, {precision}", "",
+                  "| dataset | bound ms | " + " | ".join(contenders) + " |"
+                  + "".join(f" {c} vs best peer |" for c in mine),
+                  "|---|---:|" + "---|" * len(contenders) + "---|" * len(mine)]
         for ds, row in by_ds.items():
             any_r = next(iter(row.values()))
             cells = []
@@ -77,12 +162,11 @@ def markdown(data) -> str:
                     notes.append(f"- {model} {mode} w{width} {ds} {c}: {r['status']}: {r['note']}")
                 if r and r.get("max_rel_err") is not None and r["max_rel_err"] > 1e-3:
                     notes.append(f"- {model} {mode} w{width} {ds} {c}: max relative error {r['max_rel_err']:.2g}")
-            speedup = f" {speedup_cell(row)} |" if has_hector else ""
-            lines.append(f"| {ds} | {any_r['min_bytes'] / 1e6:.1f} MB | " + " | ".join(cells) + " |"
-                         + speedup)
+            lines.append(f"| {ds} | {bound_cell(any_r)} | " + " | ".join(cells) + " |"
+                         + "".join(f" {speedup_cell(row, c)} |" for c in mine))
         lines.append("")
     if notes:
-        lines += ["## Notes on failures and skips", ""] + notes + [""]
+        lines += ["## Notes on failures and skips", ""] + list(OrderedDict.fromkeys(notes)) + [""]
     compile_times = [r for r in data["results"] if r.get("compile_s") is not None]
     if compile_times:
         lines += ["## torch.compile: first-call (compile) seconds", "",
@@ -94,19 +178,24 @@ def markdown(data) -> str:
 
 
 def plot(data, out_dir):
-    """One PNG per (mode, width): a panel per model, bars per dataset and contender (log time)."""
-    import matplotlib
+    """One PNG per (mode, width): a panel per model, bars per dataset and contender (log time).
+    Nothing (and a note) where matplotlib is not installed."""
+    try:
+        import matplotlib
+    except ImportError:
+        print("report: matplotlib is not installed; no plots", flush=True)
+        return []
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     groups = _groups(data["results"])
     written = []
-    for mode, width in OrderedDict.fromkeys((m, w) for m, w, _ in groups):
-        models = [m for (mm, ww, m) in groups if (mm, ww) == (mode, width)]
+    for mode, width, heads, prec in OrderedDict.fromkeys(k[:4] for k in groups):
+        models = [k[4] for k in groups if k[:4] == (mode, width, heads, prec)]
         fig, axes = plt.subplots(len(models), 1, figsize=(11, 3.6 * len(models)), squeeze=False)
         for ax, model in zip(axes[:, 0], models):
-            by_ds = groups[(mode, width, model)]
+            by_ds = groups[(mode, width, heads, prec, model)]
             datasets = list(by_ds)
             contenders = list(OrderedDict.fromkeys(c for row in by_ds.values() for c in row))
             bar_w = 0.8 / max(1, len(contenders))
@@ -125,12 +214,13 @@ def plot(data, out_dir):
             ax.set_xticks(range(len(datasets)))
             ax.set_xticklabels(datasets)
             ax.set_ylabel("median ms (log)")
-            ax.set_title(f"{model} {mode}, width {width}")
+            ax.set_title(f"{model} {mode}, width {width}, {heads} head(s), {prec}")
             handles = [plt.Rectangle((0, 0), 1, 1, color=f"C{j}") for j in range(len(contenders))]
             ax.legend(handles, contenders, fontsize=8, ncol=len(contenders), loc="upper left")
         fig.suptitle(f"{data['meta'].get('device_name')}: one layer, {mode}, width {width}")
         fig.tight_layout()
-        path = os.path.join(out_dir, f"layers_{mode}_w{width}.png")
+        suffix = (f"_h{heads}" if heads != 1 else "") + (f"_{prec}" if prec != "fp32" else "")
+        path = os.path.join(out_dir, f"layers_{mode}_w{width}{suffix}.png")
         fig.savefig(path, dpi=110)
         plt.close(fig)
         written.append(path)
