@@ -230,7 +230,9 @@ class CompiledLayer(torch.nn.Module):
         super().__init__()
         self.cache_dir = None
         self.compiler = None
-        self.synchronize = True
+        # Queue on the current torch stream like any torch op; True waits
+        # for the kernels so that a failing one raises at the call.
+        self.synchronize = False
 
     def _spec_args(self) -> dict:
         raise NotImplementedError
