@@ -42,13 +42,19 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
   bool cuda = options.target == Target::CUDA;
   switch (stage) {
   case Stage::HGraph: {
-    // Autodiff first (the optimisations then see the forward and backward
+    // Autodiff (the optimisations then see the forward and backward
     // functions), then reordering: it decides on uncompacted costs and may
     // remove a map that compaction would otherwise have marked.
     std::string pipeline;
     auto append = [&](const std::string &pass) {
       pipeline += (pipeline.empty() ? "" : ",") + pass;
     };
+    // For training, reorderings whose weight products autodiff can
+    // differentiate run on the model first: the forward then never forms
+    // (or saves) the per-row maps they remove, e.g. RGAT's W_r·h_dst.
+    if (options.training && options.linearReordering)
+      append("hgraph-linear-reordering{" + options.graphSizes +
+             " differentiable=true}");
     if (options.training)
       append("hgraph-autodiff{save=" + options.savePolicy + "}");
     if (options.linearReordering)

@@ -1,12 +1,10 @@
 // RUN: hector-opt %s -hgraph-autodiff -split-input-file -verify-diagnostics
 
-hgraph.func @product(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %W: !hgraph.weight<edge, 4x4xf32>, %a: !hgraph.weight<edge, 4xf32>) -> !hgraph.edge<1xf32> {
-  // expected-error @+1 {{hgraph-autodiff: no gradient rule for 'hgraph.weight_product'}}
-  %wa = hgraph.weight_product %W, %a : !hgraph.weight<edge, 4x4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4xf32>
-  %v = hgraph.typed_vector %wa : !hgraph.weight<edge, 4xf32> -> !hgraph.edge<4xf32>
-  %x = hgraph.gather %h from src : !hgraph.node<4xf32> -> !hgraph.edge<4xf32>
-  %s = hgraph.dot %x, %v : !hgraph.edge<4xf32> -> !hgraph.edge<1xf32>
-  hgraph.return %s : !hgraph.edge<1xf32>
+hgraph.func @product(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %W: !hgraph.weight<edge, 4x4xf32>, %V: !hgraph.weight<edge, 4x4xf32>) -> !hgraph.edge<4xf32> {
+  // expected-error @+1 {{hgraph-autodiff: no gradient rule for a product of two matrices or of weights indexed differently}}
+  %wv = hgraph.weight_product %W, %V : !hgraph.weight<edge, 4x4xf32>, !hgraph.weight<edge, 4x4xf32> -> !hgraph.weight<edge, 4x4xf32>
+  %y = hgraph.typed_linear %wv, %h from src : !hgraph.weight<edge, 4x4xf32>, !hgraph.node<4xf32> -> !hgraph.edge<4xf32>
+  hgraph.return %y : !hgraph.edge<4xf32>
 }
 
 // -----

@@ -87,3 +87,36 @@ hgraph.func @unused(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %u: !hgraph.node
   %b = hgraph.typed_linear %W, %a from node : !hgraph.weight<single, 4x4xf32>, !hgraph.node<4xf32> -> !hgraph.node<4xf32>
   hgraph.return %b : !hgraph.node<4xf32>
 }
+
+// -----
+
+// A weight product of a matrix and a vector (linear reordering before
+// autodiff): R = W · a, dW = dR ⊗ a (weight_outer), da = dR · W (a row
+// times the matrix). The product is recomputed in the backward, not saved.
+// CHECK-LABEL: hgraph.func @reordered_attention_bwd
+// CHECK: %[[WA:.*]] = hgraph.weight_product %{{.*}}, %{{.*}} : !hgraph.weight<edge, 4x4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4xf32>
+// CHECK: %[[DR:.*]] = hgraph.type_sum
+// CHECK-DAG: hgraph.weight_outer %[[DR]], %{{.*}} : !hgraph.weight<edge, 4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4x4xf32>
+// CHECK-DAG: hgraph.weight_product %[[DR]], %{{.*}} : !hgraph.weight<edge, 4xf32>, !hgraph.weight<edge, 4x4xf32> -> !hgraph.weight<edge, 4xf32>
+hgraph.func @reordered_attention(%g: !hgraph.graph, %h: !hgraph.node<4xf32> {hgraph.name = "h"}, %W: !hgraph.weight<edge, 4x4xf32> {hgraph.name = "W"}, %a: !hgraph.weight<edge, 4xf32> {hgraph.name = "a"}) -> !hgraph.edge<1xf32> {
+  %wa = hgraph.weight_product %W, %a : !hgraph.weight<edge, 4x4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4xf32>
+  %v = hgraph.typed_vector %wa : !hgraph.weight<edge, 4xf32> -> !hgraph.edge<4xf32>
+  %x = hgraph.gather %h from dst : !hgraph.node<4xf32> -> !hgraph.edge<4xf32>
+  %s = hgraph.dot %x, %v : !hgraph.edge<4xf32> -> !hgraph.edge<1xf32>
+  hgraph.return %s : !hgraph.edge<1xf32>
+}
+
+// -----
+
+// A row vector times a matrix: R = a · W, da = W · dR, dW = a ⊗ dR.
+// CHECK-LABEL: hgraph.func @row_times_matrix_bwd
+// CHECK: %[[DR:.*]] = hgraph.type_sum
+// CHECK-DAG: hgraph.weight_product %{{.*}}, %[[DR]] : !hgraph.weight<edge, 4x2xf32>, !hgraph.weight<edge, 2xf32> -> !hgraph.weight<edge, 4xf32>
+// CHECK-DAG: hgraph.weight_outer %{{.*}}, %[[DR]] : !hgraph.weight<edge, 4xf32>, !hgraph.weight<edge, 2xf32> -> !hgraph.weight<edge, 4x2xf32>
+hgraph.func @row_times_matrix(%g: !hgraph.graph, %h: !hgraph.node<2xf32> {hgraph.name = "h"}, %W: !hgraph.weight<edge, 4x2xf32> {hgraph.name = "W"}, %a: !hgraph.weight<edge, 4xf32> {hgraph.name = "a"}) -> !hgraph.edge<1xf32> {
+  %aw = hgraph.weight_product %a, %W : !hgraph.weight<edge, 4xf32>, !hgraph.weight<edge, 4x2xf32> -> !hgraph.weight<edge, 2xf32>
+  %v = hgraph.typed_vector %aw : !hgraph.weight<edge, 2xf32> -> !hgraph.edge<2xf32>
+  %x = hgraph.gather %h from src : !hgraph.node<2xf32> -> !hgraph.edge<2xf32>
+  %s = hgraph.dot %x, %v : !hgraph.edge<2xf32> -> !hgraph.edge<1xf32>
+  hgraph.return %s : !hgraph.edge<1xf32>
+}

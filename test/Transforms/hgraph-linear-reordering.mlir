@@ -2,6 +2,9 @@
 // RUN: hector-opt %s -split-input-file --hgraph-linear-reordering="typed-endpoints=true" | FileCheck %s --check-prefix=TYPED
 // RUN: hector-opt %s -split-input-file --hgraph-linear-reordering="typed-endpoints=true num-nodes=1000 num-edge-types=500" | FileCheck %s --check-prefix=FEWNODES
 // RUN: hector-opt %s -split-input-file --hgraph-linear-reordering="ignore-cost=true" | FileCheck %s --check-prefix=FORCE
+// Before autodiff (hectorc --training): only products of a matrix and a
+// vector indexed alike, which autodiff differentiates.
+// RUN: hector-opt %s -split-input-file --hgraph-linear-reordering="typed-endpoints=true differentiable=true" | FileCheck %s --check-prefix=DIFF
 
 // RGAT, one head: b·(W h_t) becomes (W·b)·h_t and the per-edge GEMM from
 // dst disappears. a·(W h_s) keeps its GEMM, which the message needs anyway:
@@ -19,6 +22,10 @@
 // CHECK: %[[SB:.*]] = hgraph.dot %[[HT]], %[[WBV]] : !hgraph.edge<16xf32> -> !hgraph.edge<1xf32>
 // CHECK: hgraph.add %[[SA]], %[[SB]]
 // CHECK: hgraph.scale %{{.*}}, %[[Z]]
+
+// DIFF-LABEL: hgraph.func @rgat
+// DIFF-NOT: from dst :
+// DIFF: hgraph.weight_product %{{.*}}, %{{.*}} : !hgraph.weight<edge, 16x16xf32>, !hgraph.weight<edge, 16xf32> -> !hgraph.weight<edge, 16xf32>
 
 // FORCE-LABEL: hgraph.func @rgat
 // FORCE: hgraph.typed_linear {{.*}} from src
@@ -109,6 +116,10 @@ hgraph.func @transposed(%g: !hgraph.graph, %x: !hgraph.edge<8xf32>,
 // CHECK: %[[PE:.*]] = hgraph.gather %[[PV]] from dst
 // CHECK: hgraph.dot %[[X]], %[[PE]]
 
+// DIFF-LABEL: hgraph.func @node_typed
+// DIFF-NOT: hgraph.weight_product
+// DIFF: hgraph.return
+
 // TYPED-LABEL: hgraph.func @node_typed
 // TYPED: hgraph.weight_product %{{.*}}, %{{.*}} node_of src : !hgraph.weight<node, 16x16xf32>, !hgraph.weight<edge, 16xf32> -> !hgraph.weight<edge, 16xf32>
 // TYPED: hgraph.weight_product %{{.*}}, %{{.*}} : !hgraph.weight<node, 16x16xf32>, !hgraph.weight<single, 16xf32>
@@ -140,6 +151,9 @@ hgraph.func @node_typed(%g: !hgraph.graph, %h: !hgraph.node<16xf32>,
 
 // FEWNODES-LABEL: hgraph.func @chain
 // FEWNODES-NOT: hgraph.weight_product
+
+// DIFF-LABEL: hgraph.func @chain
+// DIFF-NOT: hgraph.weight_product
 hgraph.func @chain(%g: !hgraph.graph, %h: !hgraph.node<16xf32>,
                    %K: !hgraph.weight<node, 16x16xf32>, %Watt: !hgraph.weight<edge, 1x16x16xf32>) -> !hgraph.edge<16xf32> {
   %k = hgraph.typed_linear %K, %h from node : !hgraph.weight<node, 16x16xf32>, !hgraph.node<16xf32> -> !hgraph.node<16xf32>
@@ -166,6 +180,10 @@ hgraph.func @chain(%g: !hgraph.graph, %h: !hgraph.node<16xf32>,
 // rows than before.
 // FEWNODES-LABEL: hgraph.func @edge_chain
 // FEWNODES: hgraph.weight_product
+
+// DIFF-LABEL: hgraph.func @edge_chain
+// DIFF-NOT: !hgraph.weight<edge, 16x4xf32>
+// DIFF: hgraph.weight_product %{{.*}}, %{{.*}} : !hgraph.weight<edge, 16x16xf32>, !hgraph.weight<edge, 16xf32> -> !hgraph.weight<edge, 16xf32>
 hgraph.func @edge_chain(%g: !hgraph.graph, %h: !hgraph.node<16xf32>, %s: !hgraph.edge<1xf32>,
                         %W1: !hgraph.weight<edge, 16x8xf32>, %W2: !hgraph.weight<single, 8x4xf32>,
                         %W: !hgraph.weight<edge, 16x16xf32>, %b: !hgraph.weight<edge, 16xf32>) -> (!hgraph.edge<4xf32>, !hgraph.node<16xf32>) {

@@ -186,6 +186,10 @@ private:
   LogicalResult lowerAggregate(hg::AggregateOp op);
   static hg::TypedLinearOp scatteredLinear(hg::AggregateOp op);
   LogicalResult scatterToSources(hg::TypedLinearOp linear, Value out);
+  bool worthStoring(Operation *op);
+  FailureOr<Value> pairSums(Value edgeValue);
+  void releasePairSums(Value edgeValue);
+  unsigned pairSumUses(Value edgeValue);
   LogicalResult lowerEdgeSoftmax(hg::EdgeSoftmaxOp op);
   LogicalResult lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op);
   LogicalResult lowerConcat(hg::ConcatOp op);
@@ -222,6 +226,13 @@ private:
   /// Output buffers already written by the op that produces their value.
   llvm::SmallDenseSet<Value, 4> written;
   SmallVector<Value> temporaries;
+  /// Whether the function has compact-materialized values: the graph is one
+  /// where (source, edge type) pairs are worth forming (the compaction pass
+  /// judged so), so per-edge sums into sources go through the pairs too.
+  bool pairsPay = false;
+  /// Per-pair sums of edge values [P, width] and how many consumers have
+  /// yet to read them (pairSums / releasePairSums).
+  DenseMap<Value, std::pair<Value, unsigned>> pairSumBuffers;
 };
 
 //===----------------------------------------------------------------------===//
@@ -931,26 +942,14 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
       // then the outer products over the pairs, which are sorted by type.
       if (failed(nodeBuffer(op.getInput(), x)))
         return failure();
-      auto gradType = cast<hg::FeatureType>(op.getGrad().getType());
-      Value pairs = allocate(op.getGrad(), /*compactRows=*/true);
-      fill(pairs, 0.0);
-      Value grad = op.getGrad();
-      if (failed(traverse(/*edgeDomain=*/true, {grad}, {},
-                          {{pairs, AccessScheme::Compact, SinkKind::Add}},
-                          gradType.getHeads(), gradType.getHeadWidth(),
-                          [&](OpBuilder &b, RowEvaluator &eval, Value head,
-                              Value feature) {
-                            return eval.emit(b, grad, head, feature);
-                          })))
+      FailureOr<Value> pairs = pairSums(op.getGrad());
+      if (failed(pairs))
         return failure();
-      ht::GemmOp::create(builder, loc, x, pairs, out, graph(CompactSrc),
+      ht::GemmOp::create(builder, loc, x, *pairs, out, graph(CompactSrc),
                          Value(), Value(), graph(CompactOffsets), Value(),
                          /*transpose_lhs=*/true, /*transpose_rhs=*/false,
                          accumulate);
-      // Freed at once rather than at the return: the pair sums of the next
-      // weight gradient can reuse the memory.
-      llvm::erase(temporaries, pairs);
-      memref::DeallocOp::create(builder, loc, pairs);
+      releasePairSums(op.getGrad());
       return success();
     } else {
       if (failed(nodeBuffer(op.getInput(), x)))
@@ -1032,10 +1031,12 @@ LogicalResult FunctionLowering::lowerTypeSum(hg::TypeSumOp op) {
 //===----------------------------------------------------------------------===//
 
 /// `aggregate sum (typed_linear %W, %x from edge [transpose]) to src`, where
-/// the typed_linear has no other use, as one GEMM that adds each edge's row
-/// into its source node atomically (`out` is zero-filled): the per-edge rows
-/// never reach memory. This is the input gradient of a typed_linear read
-/// `from src`. (Rows into the destination stay a traversal, whose
+/// the typed_linear has no other use, as one GEMM that adds each row into
+/// its source node atomically (`out` is zero-filled): the per-edge results
+/// never reach memory. Where (source, edge type) pairs pay (the function is
+/// compacted), the GEMM's rows are the per-pair sums of %x, which neither
+/// needs memory then; else the edges, %x read in place. This is the input
+/// gradient of a typed_linear read `from src`. (Rows into the destination stay a traversal, whose
 /// destination-sorted order lets the warp reduce them before the atomics.)
 hg::TypedLinearOp FunctionLowering::scatteredLinear(hg::AggregateOp op) {
   auto linear = op.getInput().getDefiningOp<hg::TypedLinearOp>();
@@ -1049,17 +1050,85 @@ hg::TypedLinearOp FunctionLowering::scatteredLinear(hg::AggregateOp op) {
 LogicalResult FunctionLowering::scatterToSources(hg::TypedLinearOp linear,
                                                  Value out) {
   Value weight, x, rows;
-  if (failed(weightBuffer(linear, linear.getWeight(), weight)) ||
-      failed(edgeRows(linear.getInput(), x, rows)))
+  if (failed(weightBuffer(linear, linear.getWeight(), weight)))
     return failure();
   auto weightType = cast<hg::WeightType>(linear.getWeight().getType());
   bool typed = weightType.getIndex() == hg::WeightIndex::EdgeType;
   fill(out, 0.0);
+  if (pairsPay) {
+    // Σ_{e: src(e) = s} W_{r(e)} x_e = Σ_{pairs (s, r)} W_r (Σ_{e in pair} x_e):
+    // the GEMM runs over the P pair sums (shared with the compact weight
+    // gradient of the same rows) instead of the E edges.
+    FailureOr<Value> pairs = pairSums(linear.getInput());
+    if (failed(pairs))
+      return failure();
+    ht::GemmOp::create(builder, loc, *pairs, weight, out, Value(), Value(),
+                       graph(CompactSrc), typed ? graph(CompactOffsets) : Value(),
+                       Value(), /*transpose_lhs=*/false, linear.getTranspose(),
+                       /*accumulate=*/true, /*atomic=*/true);
+    releasePairSums(linear.getInput());
+    return success();
+  }
+  if (failed(edgeRows(linear.getInput(), x, rows)))
+    return failure();
   ht::GemmOp::create(builder, loc, x, weight, out, rows, Value(),
                      graph(EdgeSrc), typed ? graph(EtypeOffsets) : Value(),
                      Value(), /*transpose_lhs=*/false, linear.getTranspose(),
                      /*accumulate=*/true, /*atomic=*/true);
   return success();
+}
+
+/// The consumers that read the per-pair sums of `edgeValue`: compact
+/// weight gradients with it as their gradient, and scatters into sources
+/// of a typed_linear of it.
+unsigned FunctionLowering::pairSumUses(Value edgeValue) {
+  unsigned uses = 0;
+  for (Operation *user : edgeValue.getUsers()) {
+    if (auto grad = dyn_cast<hg::WeightGradOp>(user))
+      uses += grad.getGrad() == edgeValue &&
+              grad.getFrom() == hg::Endpoint::Src && isCompact(grad);
+    else if (auto linear = dyn_cast<hg::TypedLinearOp>(user))
+      if (linear->hasOneUse())
+        if (auto aggregate =
+                dyn_cast<hg::AggregateOp>(*linear->getUsers().begin()))
+          uses += scatteredLinear(aggregate) == linear;
+  }
+  return uses;
+}
+
+/// `Σ_{e in pair p} v_e` for every (source, edge type) pair p, [P, width]:
+/// the expression of `edgeValue` evaluated per edge and accumulated into its
+/// pair's row (through compact_map). Computed once for all its consumers.
+FailureOr<Value> FunctionLowering::pairSums(Value edgeValue) {
+  auto it = pairSumBuffers.find(edgeValue);
+  if (it != pairSumBuffers.end())
+    return it->second.first;
+  auto type = cast<hg::FeatureType>(edgeValue.getType());
+  Value pairs = allocate(edgeValue, /*compactRows=*/true);
+  fill(pairs, 0.0);
+  if (failed(traverse(/*edgeDomain=*/true, {edgeValue}, {},
+                      {{pairs, AccessScheme::Compact, SinkKind::Add}},
+                      type.getHeads(), type.getHeadWidth(),
+                      [&](OpBuilder &b, RowEvaluator &eval, Value head,
+                          Value feature) {
+                        return eval.emit(b, edgeValue, head, feature);
+                      })))
+    return failure();
+  pairSumBuffers[edgeValue] = {pairs, std::max(pairSumUses(edgeValue), 1u)};
+  return pairs;
+}
+
+/// One consumer is done with the pair sums of `edgeValue`; the last one
+/// frees them at once rather than at the return, so that later pair sums
+/// can reuse the memory.
+void FunctionLowering::releasePairSums(Value edgeValue) {
+  auto it = pairSumBuffers.find(edgeValue);
+  if (it == pairSumBuffers.end() || --it->second.second > 0)
+    return;
+  Value pairs = it->second.first;
+  pairSumBuffers.erase(it);
+  llvm::erase(temporaries, pairs);
+  memref::DeallocOp::create(builder, loc, pairs);
 }
 
 LogicalResult FunctionLowering::lowerAggregate(hg::AggregateOp op) {
@@ -1368,19 +1437,66 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       })
       .Case([&](hg::ConcatOp concat) { return lowerConcat(concat); })
       .Case([&](hg::ReturnOp ret) { return lowerReturn(ret); })
+      .Case([&](hg::WeightOuterOp outer) {
+        return lowerWeightOuter(builder, outer, values, temporaries);
+      })
       .Case([&](hg::WeightProductOp product) {
         return lowerWeightProduct(builder, product, values,
                                   {graph(NodeType), graph(EdgeSrc),
                                    graph(EdgeDst), graph(EtypeOffsets)},
                                   temporaries);
       })
-      // Row-wise ops are evaluated inside their consumers' traversals.
-      .Default([](Operation *) { return success(); });
+      // Row-wise ops are evaluated inside their consumers' traversals,
+      // except narrow reductions that several consumers share.
+      .Default([&](Operation *other) {
+        Leaf leaf;
+        if (worthStoring(other))
+          return edgeLeaf(other->getResult(0), leaf);
+        return success();
+      });
+}
+
+/// A per-edge value of one column per head (a score, a score's gradient)
+/// whose expression reduces wider rows (a dot product) and that several ops
+/// read: stored once, [E, heads], it costs one pass; left row-wise, every
+/// consumer's traversal would re-read the wide rows to evaluate it again.
+bool FunctionLowering::worthStoring(Operation *op) {
+  if (op->getNumResults() != 1 || op->getResult(0).hasOneUse() ||
+      op->getResult(0).use_empty())
+    return false;
+  auto type = dyn_cast<hg::FeatureType>(op->getResult(0).getType());
+  if (!type || !type.isEdgeWise() || type.getWidth() != type.getHeads() ||
+      values.edges.count(op->getResult(0)))
+    return false;
+  // A dot product over wider rows among the row-wise ops it is made of.
+  SmallVector<Operation *> work{op};
+  llvm::SmallPtrSet<Operation *, 16> seen{op};
+  while (!work.empty()) {
+    Operation *current = work.pop_back_val();
+    if (auto dot = dyn_cast<hg::DotOp>(current))
+      if (cast<hg::FeatureType>(dot.getLhs().getType()).getWidth() >
+          type.getWidth())
+        return true;
+    if (!isa<hg::DotOp, hg::ScaleOp, hg::ConstScaleOp, hg::AddOp, hg::SubOp,
+             hg::MulOp, hg::DivOp, hg::ExpOp, hg::ReluOp, hg::TanhOp,
+             hg::SigmoidOp, hg::NegOp, hg::LeakyReluOp, hg::LeakyReluGradOp>(
+            current))
+      continue;
+    for (Value operand : current->getOperands())
+      if (Operation *producer = operand.getDefiningOp())
+        if (!values.edges.count(operand) && seen.insert(producer).second)
+          work.push_back(producer);
+  }
+  return false;
 }
 
 LogicalResult FunctionLowering::run() {
   if (failed(createEntryPoint()))
     return failure();
+  pairsPay = llvm::any_of(source.getBody().front(),
+                          [](Operation &op) { return isCompact(&op); });
+  for (unsigned i = 0, e = source.getNumArguments(); i < e; ++i)
+    pairsPay |= isCompact(source.getArgAttrDict(i));
   for (Operation &op : source.getBody().front())
     if (failed(lower(&op)))
       return failure();

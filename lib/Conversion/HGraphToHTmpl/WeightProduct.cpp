@@ -237,3 +237,72 @@ LogicalResult hector::lowering::lowerWeightProduct(
   memref::StoreOp::create(b, loc, sum.getResult(0), out, outIndices);
   return success();
 }
+
+LogicalResult hector::lowering::lowerWeightOuter(
+    OpBuilder &builder, hg::WeightOuterOp op, ValueStore &values,
+    SmallVectorImpl<Value> &temporaries) {
+  Location loc = op.getLoc();
+  auto resultType = cast<hg::WeightType>(op.getResult().getType());
+  Value u = values.weights.lookup(op.getLhs());
+  Value v = values.weights.lookup(op.getRhs());
+  if (!u || !v)
+    return op.emitError("hgraph-to-htmpl: a weight outer product multiplies "
+                        "weights in memory only");
+  bool typed = resultType.getIndex() != hg::WeightIndex::Single;
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamicSizes;
+  if (typed) {
+    shape.push_back(ShapedType::kDynamic);
+    dynamicSizes.push_back(memref::DimOp::create(builder, loc, u, 0));
+  }
+  llvm::append_range(shape, resultType.getShape());
+  Value out = memref::AllocOp::create(
+      builder, loc, MemRefType::get(shape, resultType.getElementType()),
+      dynamicSizes);
+  temporaries.push_back(out);
+  values.weights[op.getResult()] = out;
+
+  // One iteration per (type, element of the result slice): R[k][h][i][j] =
+  // u[k][h·a + i] · v[k][h·b + j] (no head dimension: h = 0).
+  Value zero = constIndex(builder, loc, 0), one = constIndex(builder, loc, 1);
+  SmallVector<Value> lower, upper, steps;
+  if (typed) {
+    lower.push_back(zero);
+    upper.push_back(dynamicSizes.front());
+    steps.push_back(one);
+  }
+  for (int64_t dim : resultType.getShape()) {
+    lower.push_back(zero);
+    upper.push_back(constIndex(builder, loc, dim));
+    steps.push_back(one);
+  }
+  auto loop = scf::ParallelOp::create(builder, loc, lower, upper, steps);
+  OpBuilder::InsertionGuard guard(builder);
+  OpBuilder &b = builder;
+  b.setInsertionPointToStart(loop.getBody());
+  SmallVector<Value> ivs = loop.getInductionVars();
+  ArrayRef<Value> element = ArrayRef<Value>(ivs).drop_front(typed ? 1 : 0);
+  Value row = element[element.size() - 2], col = element.back();
+  if (resultType.isPerHead()) {
+    ArrayRef<int64_t> block = resultType.getShape();
+    Value head = element[0];
+    row = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, head, constIndex(b, loc, block[1])),
+        row);
+    col = arith::AddIOp::create(
+        b, loc, arith::MulIOp::create(b, loc, head, constIndex(b, loc, block[2])),
+        col);
+  }
+  auto at = [&](Value index) {
+    SmallVector<Value> indices;
+    if (typed)
+      indices.push_back(ivs.front());
+    indices.push_back(index);
+    return indices;
+  };
+  Value product = arith::MulFOp::create(
+      b, loc, memref::LoadOp::create(b, loc, u, at(row)),
+      memref::LoadOp::create(b, loc, v, at(col)));
+  memref::StoreOp::create(b, loc, product, out, ivs);
+  return success();
+}

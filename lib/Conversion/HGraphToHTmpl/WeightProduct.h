@@ -27,6 +27,13 @@ lowerWeightProduct(mlir::OpBuilder &builder, hgraph::WeightProductOp op,
                    ValueStore &values, const EndpointTypeArrays &graph,
                    llvm::SmallVectorImpl<mlir::Value> &temporaries);
 
+/// The same for `hgraph.weight_outer`: one parallel loop over (type, result
+/// element), each a product of one element of each vector.
+mlir::LogicalResult
+lowerWeightOuter(mlir::OpBuilder &builder, hgraph::WeightOuterOp op,
+                 ValueStore &values,
+                 llvm::SmallVectorImpl<mlir::Value> &temporaries);
+
 } // namespace hector::lowering
 
 #endif // HECTOR_LIB_CONVERSION_HGRAPHTOHTMPL_WEIGHTPRODUCT_H

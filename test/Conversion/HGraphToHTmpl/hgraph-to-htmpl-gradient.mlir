@@ -283,3 +283,58 @@ hgraph.func @compact_weight_grad(%g: !hgraph.graph, %h: !hgraph.node<8xf32> {hgr
   %0 = hgraph.weight_grad %h from src, %r {hgraph.materialization = #hgraph.materialization<compact>} : !hgraph.node<8xf32>, !hgraph.edge<4xf32> -> !hgraph.weight<edge, 8x4xf32>
   hgraph.return %0 : !hgraph.weight<edge, 8x4xf32>
 }
+
+// -----
+
+// In a compacted function the input gradient of a map read from src runs
+// over the pairs too: the per-pair sums of the gradient (computed once,
+// shared with the compact weight gradient) go through one GEMM whose rows
+// scatter into the sources (compact_src) with atomic adds; the per-edge
+// gradient never reaches memory, and the pair sums are freed after their
+// last reader.
+
+// CHECK-LABEL: func.func @input_grad_over_pairs
+// CHECK-SAME: %[[CSRC:[^:]*]]: memref<?xi32> {hector.arg = {name = "compact_src", role = "graph", shape = ["P"]}}
+// CHECK-SAME: %[[COFF:[^:]*]]: memref<?xi32> {hector.arg = {name = "compact_offsets"
+// CHECK-SAME: %[[W:[^:]*]]: memref<?x8x4xf32> {hector.arg = {name = "W"
+// CHECK-SAME: %[[DH:[^:]*]]: memref<?x8xf32> {hector.arg = {name = "d_h"
+// CHECK-SAME: %[[DW:[^:]*]]: memref<?x8x4xf32> {hector.arg = {name = "d_W"
+// CHECK: %[[PAIRS:.*]] = memref.alloc(%{{.*}}) : memref<?x4xf32>
+// CHECK-COUNT-1: outs(%[[PAIRS]] : memref<?x4xf32> as compact)
+// CHECK: htmpl.gemm lhs(%[[PAIRS]] : memref<?x4xf32>) rhs(%[[W]] : memref<?x8x4xf32>) out(%[[DH]] : memref<?x8xf32>[%[[CSRC]] : memref<?xi32>]) segments(%[[COFF]] : memref<?xi32>) {accumulate, atomic, transpose_rhs}
+// CHECK-NOT: as compact)
+// CHECK: htmpl.gemm lhs(%{{.*}}) rhs(%[[PAIRS]] : memref<?x4xf32>) out(%[[DW]] : memref<?x8x4xf32>) segments(%[[COFF]] : memref<?xi32>) {transpose_lhs}
+// CHECK: memref.dealloc %[[PAIRS]]
+hgraph.func @input_grad_over_pairs(%g: !hgraph.graph, %h: !hgraph.node<8xf32> {hgraph.name = "h"},
+                                   %W: !hgraph.weight<edge, 8x4xf32> {hgraph.name = "W"},
+                                   %dz: !hgraph.edge<4xf32> {hgraph.name = "dz"})
+    -> (!hgraph.node<8xf32> {hgraph.name = "d_h", hgraph.role = "grad"},
+        !hgraph.weight<edge, 8x4xf32> {hgraph.name = "d_W", hgraph.role = "grad"}) {
+  %r = hgraph.leaky_relu %dz alpha 1.000000e-01 : !hgraph.edge<4xf32>
+  %x = hgraph.typed_linear %W, %r from edge transpose : !hgraph.weight<edge, 8x4xf32>, !hgraph.edge<4xf32> -> !hgraph.edge<8xf32>
+  %dh = hgraph.aggregate sum %x to src : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
+  %dW = hgraph.weight_grad %h from src, %r {hgraph.materialization = #hgraph.materialization<compact>} : !hgraph.node<8xf32>, !hgraph.edge<4xf32> -> !hgraph.weight<edge, 8x4xf32>
+  hgraph.return %dh, %dW : !hgraph.node<8xf32>, !hgraph.weight<edge, 8x4xf32>
+}
+
+// -----
+
+// A narrow per-edge value that reduces wider rows (a dot product) and has
+// several readers is stored once, [E, 1], and read back by each reader's
+// traversal instead of being evaluated again from the 16-wide rows.
+
+// CHECK-LABEL: func.func @shared_score
+// CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?x1xf32>
+// CHECK: htmpl.traversal edges {{.*}} outs(%[[S]] : memref<?x1xf32> as edge)
+// CHECK: htmpl.traversal edges {{.*}}ins(%[[S]] : memref<?x1xf32> as edge{{.*}}outs(%{{.*}} as dst)
+// CHECK: htmpl.traversal edges {{.*}}ins(%[[S]] : memref<?x1xf32> as edge{{.*}}outs(%{{.*}} as src)
+hgraph.func @shared_score(%g: !hgraph.graph, %x: !hgraph.edge<16xf32> {hgraph.name = "x"},
+                          %y: !hgraph.edge<16xf32> {hgraph.name = "y"})
+    -> (!hgraph.node<1xf32> {hgraph.name = "a"}, !hgraph.node<1xf32> {hgraph.name = "b"}) {
+  %d = hgraph.dot %x, %y : !hgraph.edge<16xf32> -> !hgraph.edge<1xf32>
+  %e = hgraph.exp %d : !hgraph.edge<1xf32>
+  %n = hgraph.neg %d : !hgraph.edge<1xf32>
+  %a = hgraph.aggregate sum %e : !hgraph.edge<1xf32> -> !hgraph.node<1xf32>
+  %b = hgraph.aggregate sum %n to src : !hgraph.edge<1xf32> -> !hgraph.node<1xf32>
+  hgraph.return %a, %b : !hgraph.node<1xf32>, !hgraph.node<1xf32>
+}

@@ -72,3 +72,20 @@ hgraph.func @single(%g: !hgraph.graph, %h: !hgraph.node<8xf32>, %A: !hgraph.weig
   hgraph.return %y : !hgraph.node<2xf32>
 }
 
+
+// -----
+
+// weight_outer: one parallel loop over (type, row, column), each element the
+// product of one element of each vector; per head, the diagonal blocks.
+// CHECK-LABEL: func.func @outer
+// CHECK: %[[R:.*]] = memref.alloc(%{{.*}}) : memref<?x2x4x2xf32>
+// CHECK: scf.parallel (%[[K:.*]], %[[HD:.*]], %[[I:.*]], %[[J:.*]]) =
+// CHECK-DAG: memref.load %{{.*}}[%[[K]], %{{.*}}] : memref<?x8xf32>
+// CHECK-DAG: memref.load %{{.*}}[%[[K]], %{{.*}}] : memref<?x4xf32>
+// CHECK: memref.store %{{.*}}, %[[R]][%[[K]], %[[HD]], %[[I]], %[[J]]] : memref<?x2x4x2xf32>
+hgraph.func @outer(%g: !hgraph.graph, %u: !hgraph.weight<edge, 8xf32> {hgraph.name = "u"},
+                   %v: !hgraph.weight<edge, 4xf32> {hgraph.name = "v"})
+    -> (!hgraph.weight<edge, 2x4x2xf32> {hgraph.name = "r"}) {
+  %r = hgraph.weight_outer %u, %v : !hgraph.weight<edge, 8xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 2x4x2xf32>
+  hgraph.return %r : !hgraph.weight<edge, 2x4x2xf32>
+}

@@ -536,3 +536,35 @@ hgraph.func @missing_endpoint(%g: !hgraph.graph, %h: !hgraph.node<8xf32>, %w: !h
   %0 = "hgraph.typed_linear"(%w, %h) : (!hgraph.weight<edge, 8x8xf32>, !hgraph.node<8xf32>) -> !hgraph.edge<8xf32>
   hgraph.return
 }
+
+// -----
+
+hgraph.func @outer_of_a_matrix(%g: !hgraph.graph, %u: !hgraph.weight<edge, 4x4xf32>, %v: !hgraph.weight<edge, 4xf32>) -> !hgraph.weight<edge, 4x4xf32> {
+  // expected-error @+1 {{multiplies two weight vectors}}
+  %r = hgraph.weight_outer %u, %v : !hgraph.weight<edge, 4x4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4x4xf32>
+  hgraph.return %r : !hgraph.weight<edge, 4x4xf32>
+}
+
+// -----
+
+hgraph.func @outer_indexed_apart(%g: !hgraph.graph, %u: !hgraph.weight<node, 4xf32>, %v: !hgraph.weight<edge, 4xf32>) -> !hgraph.weight<edge, 4x4xf32> {
+  // expected-error @+1 {{operands and result must be indexed alike}}
+  %r = hgraph.weight_outer %u, %v : !hgraph.weight<node, 4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4x4xf32>
+  hgraph.return %r : !hgraph.weight<edge, 4x4xf32>
+}
+
+// -----
+
+hgraph.func @outer_wrong_shape(%g: !hgraph.graph, %u: !hgraph.weight<edge, 8xf32>, %v: !hgraph.weight<edge, 4xf32>) -> !hgraph.weight<edge, 4x8xf32> {
+  // expected-error @+1 {{is not the outer product of}}
+  %r = hgraph.weight_outer %u, %v : !hgraph.weight<edge, 8xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4x8xf32>
+  hgraph.return %r : !hgraph.weight<edge, 4x8xf32>
+}
+
+// -----
+
+hgraph.func @outer_to_a_vector(%g: !hgraph.graph, %u: !hgraph.weight<edge, 4xf32>, %v: !hgraph.weight<edge, 4xf32>) -> !hgraph.weight<edge, 4xf32> {
+  // expected-error @+1 {{result must be a matrix or a per-head matrix}}
+  %r = hgraph.weight_outer %u, %v : !hgraph.weight<edge, 4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4xf32>
+  hgraph.return %r : !hgraph.weight<edge, 4xf32>
+}

@@ -145,3 +145,14 @@ hgraph.func @materialization(%g: !hgraph.graph, %h: !hgraph.node<16xf32>,
   %t = hgraph.typed_linear %W, %h from dst {hgraph.materialization = #hgraph.materialization<vanilla>} : !hgraph.weight<edge, 16x16xf32>, !hgraph.node<16xf32> -> !hgraph.edge<16xf32>
   hgraph.return %z, %s, %t : !hgraph.edge<16xf32>, !hgraph.edge<1xf32>, !hgraph.edge<16xf32>
 }
+
+// -----
+
+// CHECK-LABEL: hgraph.func @weight_outer
+// CHECK: hgraph.weight_outer %{{.*}}, %{{.*}} : !hgraph.weight<edge, 8xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 8x4xf32>
+// CHECK: hgraph.weight_outer %{{.*}}, %{{.*}} : !hgraph.weight<edge, 8xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 2x4x2xf32>
+hgraph.func @weight_outer(%g: !hgraph.graph, %u: !hgraph.weight<edge, 8xf32>, %v: !hgraph.weight<edge, 4xf32>) -> (!hgraph.weight<edge, 8x4xf32>, !hgraph.weight<edge, 2x4x2xf32>) {
+  %r = hgraph.weight_outer %u, %v : !hgraph.weight<edge, 8xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 8x4xf32>
+  %p = hgraph.weight_outer %u, %v : !hgraph.weight<edge, 8xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 2x4x2xf32>
+  hgraph.return %r, %p : !hgraph.weight<edge, 8x4xf32>, !hgraph.weight<edge, 2x4x2xf32>
+}

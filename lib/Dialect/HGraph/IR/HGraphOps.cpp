@@ -328,6 +328,28 @@ LogicalResult WeightProductOp::verify() {
   return success();
 }
 
+LogicalResult WeightOuterOp::verify() {
+  auto lhs = cast<WeightType>(getLhs().getType());
+  auto rhs = cast<WeightType>(getRhs().getType());
+  auto result = cast<WeightType>(getResult().getType());
+  if (lhs.getElementType() != rhs.getElementType() ||
+      lhs.getElementType() != result.getElementType())
+    return emitOpError("operands and result must have one element type");
+  if (lhs.getIndex() != rhs.getIndex() || lhs.getIndex() != result.getIndex())
+    return emitOpError("operands and result must be indexed alike");
+  if (!lhs.isVector() || !rhs.isVector())
+    return emitOpError("multiplies two weight vectors");
+  if (result.isVector())
+    return emitOpError("result must be a matrix or a per-head matrix");
+  // The dense [rows, cols] of the result (a per-head one block-diagonal).
+  if (lhs.getShape()[0] != result.getInputWidth() ||
+      rhs.getShape()[0] != result.getOutputWidth())
+    return emitOpError("result ")
+           << getResult().getType() << " is not the outer product of "
+           << getLhs().getType() << " and " << getRhs().getType();
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Graph access
 //===----------------------------------------------------------------------===//

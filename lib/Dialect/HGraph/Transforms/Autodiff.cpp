@@ -47,13 +47,13 @@ std::string resultName(hg::FuncOp func, unsigned index) {
 /// weight reads.
 bool isFree(Operation *op) {
   return isa<hg::RelationNormOp, hg::DegreeNormOp, hg::TypedVectorOp,
-             hg::ZerosOp>(op);
+             hg::ZerosOp, hg::WeightProductOp>(op);
 }
 
 /// Ops whose results the forward lowering writes to memory anyway.
 bool isMaterialized(Operation *op) {
   return isa<hg::TypedLinearOp, hg::AggregateOp, hg::EdgeSoftmaxOp,
-             hg::ConcatOp, hg::WeightProductOp>(op);
+             hg::ConcatOp>(op);
 }
 
 /// Ops whose result does not vary with their operands (zero derivative).
@@ -343,6 +343,34 @@ LogicalResult Differentiator::pullback(Operation *op) {
       .Case([&](hg::TypedVectorOp o) {
         contribute(o.getWeight(), [&] {
           return make<hg::TypeSumOp>(o.getWeight().getType(), dy);
+        });
+        return success();
+      })
+      .Case([&](hg::WeightProductOp o) -> LogicalResult {
+        // R = A · b (b a column): dA = dR ⊗ b, db = dR · A (dR a row);
+        // R = a · B (a a row): da = B · dR, dB = a ⊗ dR. Per type, both
+        // factors indexed like R (linear reordering's `differentiable`
+        // mode creates no other products before autodiff).
+        auto lhsType = cast<hg::WeightType>(o.getLhs().getType());
+        auto rhsType = cast<hg::WeightType>(o.getRhs().getType());
+        if (o.getNodeOf() || lhsType.getIndex() != rhsType.getIndex() ||
+            lhsType.isVector() == rhsType.isVector())
+          return o.emitError("hgraph-autodiff: no gradient rule for a "
+                             "product of two matrices or of weights indexed "
+                             "differently; run linear reordering after "
+                             "autodiff (or with differentiable=true)");
+        bool columnOnRight = rhsType.isVector();
+        contribute(o.getLhs(), [&]() -> Value {
+          if (columnOnRight)
+            return make<hg::WeightOuterOp>(lhsType, dy, forward(o.getRhs()));
+          return make<hg::WeightProductOp>(lhsType, forward(o.getRhs()), dy,
+                                           hg::EndpointAttr());
+        });
+        contribute(o.getRhs(), [&]() -> Value {
+          if (columnOnRight)
+            return make<hg::WeightProductOp>(rhsType, dy, forward(o.getLhs()),
+                                             hg::EndpointAttr());
+          return make<hg::WeightOuterOp>(rhsType, forward(o.getLhs()), dy);
         });
         return success();
       })

@@ -251,12 +251,17 @@ struct Product {
 /// What the rules may assume about the graph.
 struct Assumptions {
   bool typedEndpoints = false;
+  /// Only products autodiff has a rule for (before autodiff).
+  bool differentiable = false;
 };
 
 std::optional<Product> planProduct(WeightType lhs, WeightType rhs,
                                    Endpoint nodeEndpoint,
                                    const Assumptions &assume) {
   if (lhs.getElementType() != rhs.getElementType())
+    return std::nullopt;
+  if (assume.differentiable &&
+      (lhs.getIndex() != rhs.getIndex() || lhs.isVector() == rhs.isVector()))
     return std::nullopt;
   std::optional<SmallVector<int64_t>> shape = productShape(lhs, rhs);
   std::optional<ProductIndex> index =
@@ -542,6 +547,7 @@ private:
     Block &body = func.getBody().front();
     Assumptions assume;
     assume.typedEndpoints = typedEndpoints;
+    assume.differentiable = differentiable;
     IRRewriter rewriter(func.getContext());
     // Rewrites enable others (a combined map may feed a dot), and make
     // producers dead, which makes other candidates cheaper: repeat until

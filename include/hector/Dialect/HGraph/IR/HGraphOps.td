@@ -153,6 +153,31 @@ def HGraph_WeightProductOp : HGraph_Op<"weight_product", [Pure]> {
   let hasVerifier = 1;
 }
 
+def HGraph_WeightOuterOp : HGraph_Op<"weight_outer", [Pure]> {
+  let summary = "per-type outer product of two typed weight vectors";
+  let description = [{
+    `R[k] = u[k] ⊗ v[k]` for every type `k`: `R[k][i][j] = u[k][i] · v[k][j]`.
+    A per-head result `[H, a, b]` keeps the diagonal blocks only:
+    `R[k][h][i][j] = u[k][h·a + i] · v[k][h·b + j]`. Both vectors and the
+    result are indexed alike. Autodiff writes it: it is the gradient of the
+    matrix of a `weight_product` of a matrix and a vector (RGAT's `W_r · a_r`
+    when reordering runs before autodiff).
+
+    ```mlir
+    %dW = hgraph.weight_outer %du, %a
+        : !hgraph.weight<edge, 64xf32>, !hgraph.weight<edge, 64xf32>
+          -> !hgraph.weight<edge, 64x64xf32>
+    ```
+  }];
+  let arguments = (ins HGraph_WeightType:$lhs, HGraph_WeightType:$rhs);
+  let results = (outs HGraph_WeightType:$result);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,`
+    qualified(type($rhs)) `->` qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 def HGraph_WeightGradOp : HGraph_Op<"weight_grad", [Pure]> {
   let summary = "per-type sum of outer products: the gradient of a typed weight";
   let description = [{

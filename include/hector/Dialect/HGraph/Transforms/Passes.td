@@ -122,6 +122,10 @@ def LinearReordering : Pass<"hgraph-linear-reordering", "mlir::ModuleOp"> {
            "multiplied (weight_product node_of)">,
     Option<"ignoreCost", "ignore-cost", "bool", "false",
            "Rewrite wherever legal, whatever the multiply-add counts say">,
+    Option<"differentiable", "differentiable", "bool", "false",
+           "Only create weight products that hgraph-autodiff can "
+           "differentiate (a matrix and a vector indexed alike), for running "
+           "before autodiff">,
     Option<"remarks", "remarks", "bool", "false",
            "Report every candidate with its symbolic costs as a remark">
   ]);
