@@ -378,8 +378,9 @@ class Ablation:
             rec.update(median_ms=ms, samples=n)
             if dev.type == "cuda":
                 temps = lib.peak_temporary_bytes()
-                rec.update(temporary_bytes=temps, peak_bytes=measure.peak(dev) + temps,
-                           layer_bytes=measure.peak(dev) - base + temps)
+                outside = 0 if lib.temporaries_in_torch else temps  # else torch's peak has them
+                rec.update(temporary_bytes=temps, peak_bytes=measure.peak(dev) + outside,
+                           layer_bytes=measure.peak(dev) - base + outside)
         except compiler.MissingArtifactError as err:
             rec.update(status="missing", note=str(err)[:300])
         except Exception as err:  # recorded as a result: the run goes on

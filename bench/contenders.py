@@ -335,7 +335,10 @@ class HectorRunner(Runner):
         return self.step.train_step()
 
     def extra_peak_bytes(self):
-        """Temporaries the library allocates itself (torch does not see them)."""
+        """Temporaries the library allocates outside torch (none when they
+        come from torch's caching allocator, whose peak counts them)."""
+        if self.library.temporaries_in_torch:
+            return 0
         return self.library.peak_temporary_bytes()
 
 

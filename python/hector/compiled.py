@@ -43,7 +43,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from . import _runtime
+from . import _runtime, _torch_allocator
 from ._graph_checks import check_graph_indices, check_typed_endpoints
 
 __all__ = ["load", "CompiledLibrary", "EntryPoint", "Argument", "LaunchError"]
@@ -467,6 +467,7 @@ class CompiledLibrary:
             trim = getattr(lib, "hector_launch_trim_temporaries", None)
             if trim is not None:
                 trim.restype, trim.argtypes = c_int, []
+            self.temporaries_in_torch = _torch_allocator.install(lib)
         return lib
 
     def _call_cuda(self, fn, pointers: list, device, synchronize: bool) -> None:
@@ -496,10 +497,15 @@ class CompiledLibrary:
             return 0
         return int(self._lib.hector_launch_module_loads())
 
+    # Whether the temporaries come from torch's caching allocator (so that
+    # torch.cuda.max_memory_allocated counts them; hector/_torch_allocator.py).
+    temporaries_in_torch = False
+
     def peak_temporary_bytes(self, reset: bool = False) -> int:
         """The most bytes of temporary device buffers the library's entry
         points held at once (since the last reset); 0 for CPU libraries,
-        whose temporaries live in host memory."""
+        whose temporaries live in host memory. Where `temporaries_in_torch`,
+        torch's own peak already counts them."""
         if self.target != "cuda":
             return 0
         peak = int(self._lib.hector_launch_peak_temporary_bytes())

@@ -251,6 +251,25 @@ if __name__ != "__main__":
         flat.softsign_tanh(x, y)
         torch.testing.assert_close(y, torch.tanh(x) / (1 + x.abs()), rtol=1e-12, atol=1e-14)
 
+    def test_temporaries_come_from_torch(flat):
+        """softsign_tanh's float64 temporary is allocated by torch's caching
+        allocator (torch's peak counts it, its memory is torch's to reuse);
+        the allocator cannot be swapped while nothing is live either way."""
+        assert flat.temporaries_in_torch
+        x = torch.randn(4096, 1024, dtype=torch.float64, device=DEV)
+        y = torch.empty_like(x)
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        before = torch.cuda.memory_allocated()
+        flat.peak_temporary_bytes(reset=True)
+        flat.softsign_tanh(x, y)
+        torch.cuda.synchronize()
+        temporaries = flat.peak_temporary_bytes()
+        assert temporaries >= x.numel() * 8
+        assert torch.cuda.max_memory_allocated() - before >= temporaries
+        assert torch.cuda.memory_allocated() == before  # freed to torch
+        torch.testing.assert_close(y, torch.tanh(x) / (1 + x.abs()), rtol=1e-12, atol=1e-14)
+
     @pytest.mark.parametrize("rows", [0, 1, 70000])
     def test_blocks_by_threads_nest(flat, rows):
         x = torch.randn(rows, 32, device=DEV)

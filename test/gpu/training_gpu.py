@@ -118,7 +118,8 @@ def run_case(lib, model, graph, width, heads, seed, timing):
     step()
     torch.cuda.synchronize()
     result = {"kink_edges_removed": removed,
-              "peak_bytes": int(torch.cuda.max_memory_allocated() + lib.peak_temporary_bytes()),
+              "peak_bytes": int(torch.cuda.max_memory_allocated()
+                                 + (0 if lib.temporaries_in_torch else lib.peak_temporary_bytes())),
               "saved_bytes": int(sum(values[a.name].numel() * 4 for a in forward.arguments
                                      if a.role == "saved"))}
     if timing:

@@ -84,6 +84,19 @@ HECTOR_API void hector_launch_reset_peak_temporary_bytes(void);
  * Returns HECTOR_OK or an error (hector_launch_error). */
 HECTOR_API int hector_launch_trim_temporaries(void);
 
+/* Where temporary buffers come from instead of the runtime's pool: a
+ * framework's caching allocator (hector.compiled installs PyTorch's, so
+ * that one allocator holds all device memory of the process and its
+ * out-of-memory handling sees Hector's buffers). `alloc` returns device
+ * memory for `size` bytes, ordered on `stream`, or NULL when it has none
+ * (an out-of-memory error); `free` returns it. Both null: the runtime's
+ * pool again. Process-wide; refused (HECTOR_ERROR_INVALID_ARGUMENT) while
+ * temporaries are live. */
+typedef void* (*hector_alloc_fn)(uint64_t size, int device, void* stream, void* context);
+typedef void (*hector_free_fn)(void* ptr, int device, void* stream, void* context);
+HECTOR_API int hector_launch_set_allocator(hector_alloc_fn alloc, hector_free_fn free,
+                                           void* context);
+
 /* Number of times a kernel module was loaded into a context so far (in
  * this process); repeated calls of one entry point do not add to it. */
 HECTOR_API int64_t hector_launch_module_loads(void);

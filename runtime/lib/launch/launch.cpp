@@ -331,6 +331,20 @@ void unregister_module(LazyModule* m) {
 // than the kernels of a small layer (docs/performance.md). The pool's
 // memory is returned by hector_launch_trim_temporaries.
 
+// An allocator of the caller's (hector_launch_set_allocator), or none.
+struct ExternalAllocator {
+  hector_alloc_fn alloc = nullptr;
+  hector_free_fn free = nullptr;
+  void* context = nullptr;
+};
+std::mutex g_allocator_mutex;
+ExternalAllocator g_allocator;
+
+ExternalAllocator external_allocator() {
+  std::lock_guard<std::mutex> lock(g_allocator_mutex);
+  return g_allocator;
+}
+
 constexpr int kMaxPoolDevices = 64;
 // Per ordinal: the pool, or null where pools are not supported (then
 // cuMemAlloc / cuMemFree); `known` says whether that was decided.
@@ -427,6 +441,28 @@ HECTOR_API uint64_t hector_launch_peak_temporary_bytes(void) {
 HECTOR_API void hector_launch_reset_peak_temporary_bytes(void) {
   std::lock_guard<std::mutex> lock(hector::g_temporaries_lock);
   hector::g_peak_bytes = hector::g_live_bytes;
+}
+
+HECTOR_API int hector_launch_set_allocator(hector_alloc_fn alloc, hector_free_fn free,
+                                           void* context) {
+  hector::clear_error();
+  if (!alloc != !free) {
+    hector::record(HECTOR_ERROR_INVALID_ARGUMENT,
+                   "hector_launch_set_allocator: give both functions or neither");
+    return t_state.status;
+  }
+  {
+    std::lock_guard<std::mutex> lock(hector::g_temporaries_lock);
+    if (hector::g_live_bytes > 0) {
+      hector::record(HECTOR_ERROR_INVALID_ARGUMENT,
+                     "hector_launch_set_allocator: %llu bytes of temporaries are live",
+                     (unsigned long long)hector::g_live_bytes);
+      return t_state.status;
+    }
+  }
+  std::lock_guard<std::mutex> lock(hector::g_allocator_mutex);
+  hector::g_allocator = {alloc, free, context};
+  return HECTOR_OK;
 }
 
 HECTOR_API int hector_launch_trim_temporaries(void) {
@@ -594,6 +630,18 @@ HECTOR_API void* mgpuMemAlloc(uint64_t size, void* stream, bool isHostShared) {
   }
   if (size == 0) return nullptr;
   CUdeviceptr p = 0;
+  if (hector::ExternalAllocator external = hector::external_allocator(); external.alloc) {
+    void* q = external.alloc(size, scope.device()->ordinal, stream, external.context);
+    if (!q) {
+      hector::record(HECTOR_ERROR_OUT_OF_MEMORY,
+                     "allocating a temporary buffer: the caller's allocator has no "
+                     "memory [%llu bytes]",
+                     (unsigned long long)size);
+      return nullptr;
+    }
+    hector::track_alloc(reinterpret_cast<CUdeviceptr>(q), size);
+    return q;
+  }
   CUmemoryPool pool = hector::memory_pool(scope);
   CUresult r = pool ? scope.ext()->cuMemAllocFromPoolAsync(&p, size, pool,
                                                            static_cast<CUstream>(stream))
@@ -617,6 +665,10 @@ HECTOR_API void mgpuMemFree(void* ptr, void* stream) {
   if (!scope) return;
   CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
   hector::track_free(p);
+  if (hector::ExternalAllocator external = hector::external_allocator(); external.free) {
+    external.free(ptr, scope.device()->ordinal, stream, external.context);
+    return;
+  }
   if (hector::memory_pool(scope))
     hector::check(scope.cu(), scope.ext()->cuMemFreeAsync(p, static_cast<CUstream>(stream)),
                   "cuMemFreeAsync");
