@@ -38,7 +38,8 @@ public:
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
-    StringAttr name = StringAttr::get(context, LLVM::LLVMDialect::getAlignAttrName());
+    StringAttr name =
+        StringAttr::get(context, LLVM::LLVMDialect::getAlignAttrName());
     getOperation().walk([&](gpu::GPUFuncOp func) {
       for (unsigned i = 0, e = func.getNumWorkgroupAttributions(); i < e; ++i) {
         auto current = dyn_cast_or_null<IntegerAttr>(
@@ -47,7 +48,8 @@ public:
           continue;
         func.setWorkgroupAttributionAttr(
             i, name,
-            IntegerAttr::get(IntegerType::get(context, 64), kWorkgroupAlignment));
+            IntegerAttr::get(IntegerType::get(context, 64),
+                             kWorkgroupAlignment));
       }
     });
   }

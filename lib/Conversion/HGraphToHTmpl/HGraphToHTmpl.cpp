@@ -179,8 +179,7 @@ private:
   LogicalResult lower(Operation *op);
   LogicalResult lowerTypedLinear(hg::TypedLinearOp op);
   LogicalResult lowerWeightGrad(hg::WeightGradOp op);
-  LogicalResult weightGradGemm(hg::WeightGradOp op, Value out,
-                               bool accumulate);
+  LogicalResult weightGradGemm(hg::WeightGradOp op, Value out, bool accumulate);
   LogicalResult lowerWeightAdd(hg::AddOp op);
   LogicalResult lowerTypeSum(hg::TypeSumOp op);
   LogicalResult lowerAggregate(hg::AggregateOp op);
@@ -252,7 +251,7 @@ Type FunctionLowering::memrefFor(Type hgraphType) {
 }
 
 SmallVector<Attribute> FunctionLowering::shapeSymbols(Type hgraphType,
-                                                     bool compactRows) {
+                                                      bool compactRows) {
   SmallVector<Attribute> shape;
   if (auto feature = dyn_cast<hg::FeatureType>(hgraphType)) {
     shape.push_back(builder.getStringAttr(!feature.isEdgeWise() ? "N"
@@ -328,9 +327,9 @@ LogicalResult FunctionLowering::createEntryPoint() {
       continue;
     DictionaryAttr dict = source.getArgAttrDict(index);
     std::string name = source.getArgumentName(index);
-    FailureOr<std::string> role = roleOf(
-        dict, isa<hg::WeightType>(arg.getType()) ? "weight" : "input",
-        kArgumentRoles, arg.getLoc(), "argument '" + name + "'");
+    FailureOr<std::string> role =
+        roleOf(dict, isa<hg::WeightType>(arg.getType()) ? "weight" : "input",
+               kArgumentRoles, arg.getLoc(), "argument '" + name + "'");
     FailureOr<bool> compact =
         compactRows(dict, arg.getType(), "argument '" + name + "'");
     if (failed(role) || failed(compact))
@@ -362,8 +361,8 @@ LogicalResult FunctionLowering::createEntryPoint() {
     if (auto named =
             source.getResultAttrOfType<StringAttr>(index, "hgraph.name"))
       name = named.str();
-    FailureOr<std::string> role = roleOf(dict, "output", kResultRoles, loc,
-                                         "result '" + name + "'");
+    FailureOr<std::string> role =
+        roleOf(dict, "output", kResultRoles, loc, "result '" + name + "'");
     FailureOr<bool> compact = compactRows(dict, type, "result '" + name + "'");
     if (failed(role) || failed(compact))
       return failure();
@@ -406,8 +405,8 @@ LogicalResult FunctionLowering::createEntryPoint() {
     if (isa<hg::WeightType>(arg.getType()))
       values.weights[arg] = memref;
     else if (cast<hg::FeatureType>(arg.getType()).isEdgeWise())
-      values.edges[arg] = {memref,
-                           compact ? AccessScheme::Compact : AccessScheme::Edge};
+      values.edges[arg] = {memref, compact ? AccessScheme::Compact
+                                           : AccessScheme::Edge};
     else
       values.nodes[arg] = memref;
   }
@@ -490,8 +489,8 @@ Value FunctionLowering::weightDestination(Value hgraphWeight) {
           builder, loc, offsets,
           arith::ConstantIndexOp::create(builder, loc, 1)));
     }
-    out = memref::AllocOp::create(
-        builder, loc, cast<MemRefType>(memrefFor(type)), sizes);
+    out = memref::AllocOp::create(builder, loc,
+                                  cast<MemRefType>(memrefFor(type)), sizes);
     temporaries.push_back(out);
   }
   values.weights[hgraphWeight] = out;
@@ -533,8 +532,9 @@ LogicalResult FunctionLowering::nodeBuffer(Value value, Value &buffer) {
 /// The stored rows of an edge-wise value, storing it first when needed.
 LogicalResult FunctionLowering::edgeLeaf(Value value, Leaf &leaf) {
   if (auto it = values.edges.find(value);
-      it != values.edges.end() && (it->second.scheme == AccessScheme::Edge ||
-                                   it->second.scheme == AccessScheme::Compact)) {
+      it != values.edges.end() &&
+      (it->second.scheme == AccessScheme::Edge ||
+       it->second.scheme == AccessScheme::Compact)) {
     leaf = it->second;
     return success();
   }
@@ -584,8 +584,7 @@ LogicalResult FunctionLowering::edgeRows(Value value, Value &buffer,
 // Traversals
 //===----------------------------------------------------------------------===//
 
-LogicalResult FunctionLowering::traverse(bool edgeDomain,
-                                         ArrayRef<Value> roots,
+LogicalResult FunctionLowering::traverse(bool edgeDomain, ArrayRef<Value> roots,
                                          ArrayRef<Leaf> extraInputs,
                                          ArrayRef<Sink> sinks, int64_t heads,
                                          int64_t headWidth, Compute compute) {
@@ -619,17 +618,15 @@ LogicalResult FunctionLowering::traverse(bool edgeDomain,
   }
   // A node traversal takes its node count from an operand read `as node`,
   // else from node_type.
-  needsNodeTypes |= !edgeDomain && llvm::none_of(evaluator.getLeaves(),
-                                                 [](const Leaf &leaf) {
-                                                   return leaf.scheme ==
-                                                          AccessScheme::Node;
-                                                 });
+  needsNodeTypes |=
+      !edgeDomain && llvm::none_of(evaluator.getLeaves(), [](const Leaf &leaf) {
+        return leaf.scheme == AccessScheme::Node;
+      });
   SmallVector<Value> adjacency;
   if (edgeDomain)
     adjacency = {graph(EdgeSrc), graph(EdgeDst), graph(EdgeTypeArray)};
   auto traversal = ht::TraversalOp::create(
-      builder, loc, adjacency,
-      needsCompactMap ? graph(CompactMap) : Value(),
+      builder, loc, adjacency, needsCompactMap ? graph(CompactMap) : Value(),
       needsNodeTypes ? graph(NodeType) : Value(), inputs, outs,
       edgeDomain ? ht::Domain::Edges : ht::Domain::Nodes,
       edgeDomain ? ht::Adjacency::COO : ht::Adjacency::None,
@@ -717,12 +714,11 @@ LogicalResult FunctionLowering::store(Value value, Value destination,
                         : compact   ? AccessScheme::Compact
                                     : AccessScheme::Edge;
   Sink sink{destination, scheme, SinkKind::Store};
-  return traverse(edgeDomain, {value}, {}, {sink}, type.getHeads(),
-                  type.getHeadWidth(),
-                  [&](OpBuilder &b, RowEvaluator &eval, Value head,
-                      Value feature) {
-                    return eval.emit(b, value, head, feature);
-                  });
+  return traverse(
+      edgeDomain, {value}, {}, {sink}, type.getHeads(), type.getHeadWidth(),
+      [&](OpBuilder &b, RowEvaluator &eval, Value head, Value feature) {
+        return eval.emit(b, value, head, feature);
+      });
 }
 
 /// Stores an edge-wise `value` that is computed row by row into its output
@@ -873,8 +869,8 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
     // Compact input rows give compact result rows (one GEMM row per pair);
     // others are read in place, gathered when they live in a node buffer.
     auto it = values.edges.find(op.getInput());
-    compact = it != values.edges.end() &&
-              it->second.scheme == AccessScheme::Compact;
+    compact =
+        it != values.edges.end() && it->second.scheme == AccessScheme::Compact;
     if (compact)
       lhs = it->second.memref;
     else if (failed(edgeRows(op.getInput(), lhs, lhsRows)))
@@ -883,15 +879,15 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
   } else {
     if (failed(nodeBuffer(op.getInput(), lhs)))
       return failure();
-    lhsRows = compact                        ? graph(CompactSrc)
+    lhsRows = compact                     ? graph(CompactSrc)
               : from == hg::Endpoint::Src ? graph(EdgeSrc)
                                           : graph(EdgeDst);
     segments = compact ? graph(CompactOffsets) : graph(EtypeOffsets);
   }
   Value out = destinationFor(result, compact);
   gemm(lhs, out, lhsRows, typedByEdge ? segments : Value());
-  values.edges[result] = {out, compact ? AccessScheme::Compact
-                                       : AccessScheme::Edge};
+  values.edges[result] = {out,
+                          compact ? AccessScheme::Compact : AccessScheme::Edge};
   return success();
 }
 
@@ -961,8 +957,8 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
     if (weightType.getIndex() == hg::WeightIndex::EdgeType)
       segments = graph(EtypeOffsets);
   }
-  ht::GemmOp::create(builder, loc, x, dy, out, xRows, dyRows, Value(),
-                     segments, Value(), /*transpose_lhs=*/true,
+  ht::GemmOp::create(builder, loc, x, dy, out, xRows, dyRows, Value(), segments,
+                     Value(), /*transpose_lhs=*/true,
                      /*transpose_rhs=*/false, accumulate);
   return success();
 }
@@ -1018,12 +1014,12 @@ LogicalResult FunctionLowering::lowerTypeSum(hg::TypeSumOp op) {
                             ? AccessScheme::NodeType
                             : AccessScheme::Whole;
   Sink sink{out, scheme, SinkKind::Add};
-  return traverse(type.isEdgeWise(), {input}, {}, {sink}, type.getHeads(),
-                  type.getHeadWidth(),
-                  [&](OpBuilder &b, RowEvaluator &eval, Value head,
-                      Value feature) {
-                    return eval.emit(b, input, head, feature);
-                  });
+  return traverse(
+      type.isEdgeWise(), {input}, {}, {sink}, type.getHeads(),
+      type.getHeadWidth(),
+      [&](OpBuilder &b, RowEvaluator &eval, Value head, Value feature) {
+        return eval.emit(b, input, head, feature);
+      });
 }
 
 //===----------------------------------------------------------------------===//
@@ -1036,8 +1032,9 @@ LogicalResult FunctionLowering::lowerTypeSum(hg::TypeSumOp op) {
 /// never reach memory. Where (source, edge type) pairs pay (the function is
 /// compacted), the GEMM's rows are the per-pair sums of %x, which neither
 /// needs memory then; else the edges, %x read in place. This is the input
-/// gradient of a typed_linear read `from src`. (Rows into the destination stay a traversal, whose
-/// destination-sorted order lets the warp reduce them before the atomics.)
+/// gradient of a typed_linear read `from src`. (Rows into the destination stay
+/// a traversal, whose destination-sorted order lets the warp reduce them before
+/// the atomics.)
 hg::TypedLinearOp FunctionLowering::scatteredLinear(hg::AggregateOp op) {
   auto linear = op.getInput().getDefiningOp<hg::TypedLinearOp>();
   if (op.getReceiver() != hg::Endpoint::Src || !linear ||
@@ -1056,15 +1053,16 @@ LogicalResult FunctionLowering::scatterToSources(hg::TypedLinearOp linear,
   bool typed = weightType.getIndex() == hg::WeightIndex::EdgeType;
   fill(out, 0.0);
   if (pairsPay) {
-    // Σ_{e: src(e) = s} W_{r(e)} x_e = Σ_{pairs (s, r)} W_r (Σ_{e in pair} x_e):
-    // the GEMM runs over the P pair sums (shared with the compact weight
+    // Σ_{e: src(e) = s} W_{r(e)} x_e = Σ_{pairs (s, r)} W_r (Σ_{e in pair}
+    // x_e): the GEMM runs over the P pair sums (shared with the compact weight
     // gradient of the same rows) instead of the E edges.
     FailureOr<Value> pairs = pairSums(linear.getInput());
     if (failed(pairs))
       return failure();
     ht::GemmOp::create(builder, loc, *pairs, weight, out, Value(), Value(),
-                       graph(CompactSrc), typed ? graph(CompactOffsets) : Value(),
-                       Value(), /*transpose_lhs=*/false, linear.getTranspose(),
+                       graph(CompactSrc),
+                       typed ? graph(CompactOffsets) : Value(), Value(),
+                       /*transpose_lhs=*/false, linear.getTranspose(),
                        /*accumulate=*/true, /*atomic=*/true);
     releasePairSums(linear.getInput());
     return success();
@@ -1106,13 +1104,13 @@ FailureOr<Value> FunctionLowering::pairSums(Value edgeValue) {
   auto type = cast<hg::FeatureType>(edgeValue.getType());
   Value pairs = allocate(edgeValue, /*compactRows=*/true);
   fill(pairs, 0.0);
-  if (failed(traverse(/*edgeDomain=*/true, {edgeValue}, {},
-                      {{pairs, AccessScheme::Compact, SinkKind::Add}},
-                      type.getHeads(), type.getHeadWidth(),
-                      [&](OpBuilder &b, RowEvaluator &eval, Value head,
-                          Value feature) {
-                        return eval.emit(b, edgeValue, head, feature);
-                      })))
+  if (failed(traverse(
+          /*edgeDomain=*/true, {edgeValue}, {},
+          {{pairs, AccessScheme::Compact, SinkKind::Add}}, type.getHeads(),
+          type.getHeadWidth(),
+          [&](OpBuilder &b, RowEvaluator &eval, Value head, Value feature) {
+            return eval.emit(b, edgeValue, head, feature);
+          })))
     return failure();
   pairSumBuffers[edgeValue] = {pairs, std::max(pairSumUses(edgeValue), 1u)};
   return pairs;
@@ -1144,12 +1142,12 @@ LogicalResult FunctionLowering::lowerAggregate(hg::AggregateOp op) {
             op.getReceiver() == hg::Endpoint::Src ? AccessScheme::Src
                                                   : AccessScheme::Dst,
             isMax ? SinkKind::Max : SinkKind::Add};
-  if (failed(traverse(/*edgeDomain=*/true, {input}, {}, {sink},
-                      type.getHeads(), type.getHeadWidth(),
-                      [&](OpBuilder &b, RowEvaluator &eval, Value head,
-                          Value feature) {
-                        return eval.emit(b, input, head, feature);
-                      })))
+  if (failed(traverse(
+          /*edgeDomain=*/true, {input}, {}, {sink}, type.getHeads(),
+          type.getHeadWidth(),
+          [&](OpBuilder &b, RowEvaluator &eval, Value head, Value feature) {
+            return eval.emit(b, input, head, feature);
+          })))
     return failure();
 
   auto outType = cast<MemRefType>(out.getType());
@@ -1255,24 +1253,24 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
   // splits the slots over its lanes and finishes every column with
   // shuffles. One edge id load serves every column of the group.
   auto walks = [&](OpBuilder &b, ArrayRef<Value> columns) {
-    auto reduce = [&](double init,
-                      function_ref<Value(OpBuilder &, Value, Value, size_t)>
-                          step) {
-      SmallVector<Value> inits(columns.size(), constFloat(b, init));
-      auto loop = scf::ForOp::create(
-          b, loc, begin, end, one, inits,
-          [&](OpBuilder &e, Location, Value slot, ValueRange acc) {
-            Value edge = loadIndex(e, loc, edgeIds, slot);
-            SmallVector<Value> next;
-            for (auto [i, column] : llvm::enumerate(columns)) {
-              Value x = memref::LoadOp::create(e, loc, score,
-                                               ValueRange{edge, column});
-              next.push_back(step(e, acc[i], x, i));
-            }
-            scf::YieldOp::create(e, loc, next);
-          });
-      return SmallVector<Value>(loop.getResults());
-    };
+    auto reduce =
+        [&](double init,
+            function_ref<Value(OpBuilder &, Value, Value, size_t)> step) {
+          SmallVector<Value> inits(columns.size(), constFloat(b, init));
+          auto loop = scf::ForOp::create(
+              b, loc, begin, end, one, inits,
+              [&](OpBuilder &e, Location, Value slot, ValueRange acc) {
+                Value edge = loadIndex(e, loc, edgeIds, slot);
+                SmallVector<Value> next;
+                for (auto [i, column] : llvm::enumerate(columns)) {
+                  Value x = memref::LoadOp::create(e, loc, score,
+                                                   ValueRange{edge, column});
+                  next.push_back(step(e, acc[i], x, i));
+                }
+                scf::YieldOp::create(e, loc, next);
+              });
+          return SmallVector<Value>(loop.getResults());
+        };
     SmallVector<Value> rowMax =
         reduce(-std::numeric_limits<double>::infinity(),
                [&](OpBuilder &e, Value acc, Value x, size_t) -> Value {
@@ -1327,14 +1325,14 @@ LogicalResult FunctionLowering::lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op) {
   fill(max, -std::numeric_limits<double>::infinity());
   fill(sum, 0.0);
   // Pass 1: store the scores and reduce their per-destination maximum.
-  if (failed(traverse(/*edgeDomain=*/true, {input}, {},
-                      {{score, AccessScheme::Edge, SinkKind::Store},
-                       {max, AccessScheme::Dst, SinkKind::Max}},
-                      heads, headWidth,
-                      [&](OpBuilder &b, RowEvaluator &eval, Value head,
-                          Value feature) {
-                        return eval.emit(b, input, head, feature);
-                      })))
+  if (failed(traverse(
+          /*edgeDomain=*/true, {input}, {},
+          {{score, AccessScheme::Edge, SinkKind::Store},
+           {max, AccessScheme::Dst, SinkKind::Max}},
+          heads, headWidth,
+          [&](OpBuilder &b, RowEvaluator &eval, Value head, Value feature) {
+            return eval.emit(b, input, head, feature);
+          })))
     return failure();
   // Pass 2: the per-destination sum of exp(score - max).
   Leaf scoreLeaf{score, AccessScheme::Edge}, maxLeaf{max, AccessScheme::Dst};
@@ -1363,12 +1361,12 @@ LogicalResult FunctionLowering::lowerConcat(hg::ConcatOp op) {
     auto inType = cast<hg::FeatureType>(input.getType());
     Sink sink{out, edgeDomain ? AccessScheme::Edge : AccessScheme::Node,
               SinkKind::Store, type.getHeadWidth(), offset};
-    if (failed(traverse(edgeDomain, {input}, {}, {sink}, inType.getHeads(),
-                        inType.getHeadWidth(),
-                        [&](OpBuilder &b, RowEvaluator &eval, Value head,
-                            Value feature) {
-                          return eval.emit(b, input, head, feature);
-                        })))
+    if (failed(traverse(
+            edgeDomain, {input}, {}, {sink}, inType.getHeads(),
+            inType.getHeadWidth(),
+            [&](OpBuilder &b, RowEvaluator &eval, Value head, Value feature) {
+              return eval.emit(b, input, head, feature);
+            })))
       return failure();
     offset += inType.getHeadWidth();
   }
@@ -1415,8 +1413,10 @@ LogicalResult FunctionLowering::lowerReturn(hg::ReturnOp op) {
 LogicalResult FunctionLowering::lower(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](hg::TypedLinearOp typed) { return lowerTypedLinear(typed); })
-      .Case([&](hg::AggregateOp aggregate) { return lowerAggregate(aggregate); })
-      .Case([&](hg::EdgeSoftmaxOp softmax) { return lowerEdgeSoftmax(softmax); })
+      .Case(
+          [&](hg::AggregateOp aggregate) { return lowerAggregate(aggregate); })
+      .Case(
+          [&](hg::EdgeSoftmaxOp softmax) { return lowerEdgeSoftmax(softmax); })
       .Case([&](hg::WeightGradOp grad) { return lowerWeightGrad(grad); })
       .Case([&](hg::TypeSumOp sum) { return lowerTypeSum(sum); })
       .Case([&](hg::AddOp add) {

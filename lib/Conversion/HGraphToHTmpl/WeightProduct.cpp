@@ -21,6 +21,7 @@
 #include "../TemplateUtils/TemplateUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 
@@ -89,14 +90,14 @@ Value sliceOf(OpBuilder &b, Location loc, const Factor &factor,
     return k;
   Value edges = nodeOf == hg::Endpoint::Dst ? graph.edgeDst : graph.edgeSrc;
   Value first = loadIndex(b, loc, graph.etypeOffsets, k);
-  Value end = loadIndex(
-      b, loc, graph.etypeOffsets,
-      arith::AddIOp::create(b, loc, k, constIndex(b, loc, 1)));
+  Value end =
+      loadIndex(b, loc, graph.etypeOffsets,
+                arith::AddIOp::create(b, loc, k, constIndex(b, loc, 1)));
   Value nonEmpty =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, first, end);
   valid = nonEmpty;
-  auto select = scf::IfOp::create(b, loc, TypeRange{b.getIndexType()},
-                                  nonEmpty, /*withElseRegion=*/true);
+  auto select = scf::IfOp::create(b, loc, TypeRange{b.getIndexType()}, nonEmpty,
+                                  /*withElseRegion=*/true);
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(select.thenBlock());
@@ -106,6 +107,47 @@ Value sliceOf(OpBuilder &b, Location loc, const Factor &factor,
     scf::YieldOp::create(b, loc, constIndex(b, loc, 0));
   }
   return select.getResult(0);
+}
+
+/// A new buffer for the weight `result` ([types?, ...slice], the types
+/// counted by `counted`'s first dimension), recorded as its value and as a
+/// temporary, and a parallel loop over (type, element of the result slice)
+/// with the builder at the start of its body (the caller keeps an
+/// InsertionGuard). Returns the loop's induction variables.
+SmallVector<Value> allocateAndLoop(OpBuilder &b, Location loc, Value result,
+                                   Value counted, ValueStore &values,
+                                   SmallVectorImpl<Value> &temporaries,
+                                   Value &out) {
+  auto resultType = cast<hg::WeightType>(result.getType());
+  bool typed = resultType.getIndex() != hg::WeightIndex::Single;
+  SmallVector<int64_t> shape;
+  SmallVector<Value> dynamicSizes;
+  if (typed) {
+    shape.push_back(ShapedType::kDynamic);
+    dynamicSizes.push_back(memref::DimOp::create(b, loc, counted, 0));
+  }
+  llvm::append_range(shape, resultType.getShape());
+  out = memref::AllocOp::create(
+      b, loc, MemRefType::get(shape, resultType.getElementType()),
+      dynamicSizes);
+  temporaries.push_back(out);
+  values.weights[result] = out;
+
+  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
+  SmallVector<Value> lower, upper, steps;
+  if (typed) {
+    lower.push_back(zero);
+    upper.push_back(dynamicSizes.front());
+    steps.push_back(one);
+  }
+  for (int64_t dim : resultType.getShape()) {
+    lower.push_back(zero);
+    upper.push_back(constIndex(b, loc, dim));
+    steps.push_back(one);
+  }
+  auto loop = scf::ParallelOp::create(b, loc, lower, upper, steps);
+  b.setInsertionPointToStart(loop.getBody());
+  return SmallVector<Value>(loop.getInductionVars());
 }
 
 } // namespace
@@ -127,39 +169,17 @@ LogicalResult hector::lowering::lowerWeightProduct(
   hg::WeightIndex index = resultType.getIndex();
   bool typed = index != hg::WeightIndex::Single;
 
-  // The result buffer: [types?, ...slice], types counted by a factor
-  // indexed like the result (weight_product's verifier ensures one is).
-  SmallVector<int64_t> shape;
-  SmallVector<Value> dynamicSizes;
-  if (typed) {
-    shape.push_back(ShapedType::kDynamic);
-    Value counted = lhs.type.getIndex() == index ? lhs.memref : rhs.memref;
-    dynamicSizes.push_back(memref::DimOp::create(builder, loc, counted, 0));
-  }
-  llvm::append_range(shape, resultType.getShape());
-  auto memrefType = MemRefType::get(shape, resultType.getElementType());
-  Value out = memref::AllocOp::create(builder, loc, memrefType, dynamicSizes);
-  temporaries.push_back(out);
-  values.weights[op.getResult()] = out;
-
-  // One iteration per (type, element of the result slice).
-  Value zero = constIndex(builder, loc, 0), one = constIndex(builder, loc, 1);
-  SmallVector<Value> lower, upper, steps;
-  if (typed) {
-    lower.push_back(zero);
-    upper.push_back(dynamicSizes.front());
-    steps.push_back(one);
-  }
-  for (int64_t dim : resultType.getShape()) {
-    lower.push_back(zero);
-    upper.push_back(constIndex(builder, loc, dim));
-    steps.push_back(one);
-  }
-  auto loop = scf::ParallelOp::create(builder, loc, lower, upper, steps);
+  // One iteration per (type, element of the result slice), the types
+  // counted by a factor indexed like the result (weight_product's verifier
+  // ensures one is).
   OpBuilder::InsertionGuard guard(builder);
   OpBuilder &b = builder;
-  b.setInsertionPointToStart(loop.getBody());
-  SmallVector<Value> ivs = loop.getInductionVars();
+  Value out;
+  SmallVector<Value> ivs =
+      allocateAndLoop(b, loc, op.getResult(),
+                      lhs.type.getIndex() == index ? lhs.memref : rhs.memref,
+                      values, temporaries, out);
+  Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
   Value k = typed ? ivs.front() : Value();
   ArrayRef<Value> element = ArrayRef<Value>(ivs).drop_front(typed ? 1 : 0);
 
@@ -208,7 +228,9 @@ LogicalResult hector::lowering::lowerWeightProduct(
   // point, for its manifest and callers.
   std::optional<hg::Endpoint> nodeOf = op.getNodeOf();
   if (nodeOf)
-    if (Operation *entry = loop->getParentOp())
+    if (auto entry = b.getInsertionBlock()
+                         ->getParentOp()
+                         ->getParentOfType<func::FuncOp>())
       entry->setAttr("hector.typed_endpoints", b.getUnitAttr());
   Value valid;
   Value lhsSlice = sliceOf(b, loc, lhs, index, k, nodeOf, graph, valid);
@@ -227,8 +249,8 @@ LogicalResult hector::lowering::lowerWeightProduct(
         Value c = rhs.load(inner, loc, rhsSlice, l, col);
         Value product = arith::MulFOp::create(inner, loc, a, c);
         scf::YieldOp::create(
-            inner, loc, ValueRange{arith::AddFOp::create(inner, loc, acc[0],
-                                                         product)});
+            inner, loc,
+            ValueRange{arith::AddFOp::create(inner, loc, acc[0], product)});
       });
   SmallVector<Value> outIndices;
   if (typed)
@@ -238,9 +260,10 @@ LogicalResult hector::lowering::lowerWeightProduct(
   return success();
 }
 
-LogicalResult hector::lowering::lowerWeightOuter(
-    OpBuilder &builder, hg::WeightOuterOp op, ValueStore &values,
-    SmallVectorImpl<Value> &temporaries) {
+LogicalResult
+hector::lowering::lowerWeightOuter(OpBuilder &builder, hg::WeightOuterOp op,
+                                   ValueStore &values,
+                                   SmallVectorImpl<Value> &temporaries) {
   Location loc = op.getLoc();
   auto resultType = cast<hg::WeightType>(op.getResult().getType());
   Value u = values.weights.lookup(op.getLhs());
@@ -249,49 +272,25 @@ LogicalResult hector::lowering::lowerWeightOuter(
     return op.emitError("hgraph-to-htmpl: a weight outer product multiplies "
                         "weights in memory only");
   bool typed = resultType.getIndex() != hg::WeightIndex::Single;
-  SmallVector<int64_t> shape;
-  SmallVector<Value> dynamicSizes;
-  if (typed) {
-    shape.push_back(ShapedType::kDynamic);
-    dynamicSizes.push_back(memref::DimOp::create(builder, loc, u, 0));
-  }
-  llvm::append_range(shape, resultType.getShape());
-  Value out = memref::AllocOp::create(
-      builder, loc, MemRefType::get(shape, resultType.getElementType()),
-      dynamicSizes);
-  temporaries.push_back(out);
-  values.weights[op.getResult()] = out;
 
   // One iteration per (type, element of the result slice): R[k][h][i][j] =
   // u[k][h·a + i] · v[k][h·b + j] (no head dimension: h = 0).
-  Value zero = constIndex(builder, loc, 0), one = constIndex(builder, loc, 1);
-  SmallVector<Value> lower, upper, steps;
-  if (typed) {
-    lower.push_back(zero);
-    upper.push_back(dynamicSizes.front());
-    steps.push_back(one);
-  }
-  for (int64_t dim : resultType.getShape()) {
-    lower.push_back(zero);
-    upper.push_back(constIndex(builder, loc, dim));
-    steps.push_back(one);
-  }
-  auto loop = scf::ParallelOp::create(builder, loc, lower, upper, steps);
   OpBuilder::InsertionGuard guard(builder);
   OpBuilder &b = builder;
-  b.setInsertionPointToStart(loop.getBody());
-  SmallVector<Value> ivs = loop.getInductionVars();
+  Value out;
+  SmallVector<Value> ivs =
+      allocateAndLoop(b, loc, op.getResult(), u, values, temporaries, out);
   ArrayRef<Value> element = ArrayRef<Value>(ivs).drop_front(typed ? 1 : 0);
   Value row = element[element.size() - 2], col = element.back();
   if (resultType.isPerHead()) {
     ArrayRef<int64_t> block = resultType.getShape();
     Value head = element[0];
     row = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, head, constIndex(b, loc, block[1])),
-        row);
+        b, loc,
+        arith::MulIOp::create(b, loc, head, constIndex(b, loc, block[1])), row);
     col = arith::AddIOp::create(
-        b, loc, arith::MulIOp::create(b, loc, head, constIndex(b, loc, block[2])),
-        col);
+        b, loc,
+        arith::MulIOp::create(b, loc, head, constIndex(b, loc, block[2])), col);
   }
   auto at = [&](Value index) {
     SmallVector<Value> indices;
@@ -300,9 +299,9 @@ LogicalResult hector::lowering::lowerWeightOuter(
     indices.push_back(index);
     return indices;
   };
-  Value product = arith::MulFOp::create(
-      b, loc, memref::LoadOp::create(b, loc, u, at(row)),
-      memref::LoadOp::create(b, loc, v, at(col)));
+  Value product =
+      arith::MulFOp::create(b, loc, memref::LoadOp::create(b, loc, u, at(row)),
+                            memref::LoadOp::create(b, loc, v, at(col)));
   memref::StoreOp::create(b, loc, product, out, ivs);
   return success();
 }

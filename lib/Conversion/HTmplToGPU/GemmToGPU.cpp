@@ -419,6 +419,48 @@ void emitClearScatteredRows(OpBuilder &b, GemmOp op, Value rows, Value fullN,
                           ValueRange{o, n});
 }
 
+/// The launch of a row-mode GEMM and what every such kernel computes first:
+/// host sizes (and the clearing of scattered rows when they are stored
+/// atomically), a (row tiles, column tiles, heads) grid, and in the kernel
+/// the block's rows [rowBase, rowEnd), first column and column offsets.
+struct RowLaunch {
+  Value heads, kSize, nSize, fullN, rows; // host
+  Launch launch;
+  Value head, rowBase, rowEnd, colBase, lhsColBase, outColBase; // kernel
+};
+
+RowLaunch createRowLaunch(OpBuilder &b, GemmOp op, const Schedule &s,
+                          ArrayRef<MemRefType> tiles) {
+  Location loc = op.getLoc();
+  WeightLayout w = getWeightLayout(op);
+  Value weight = op.getRhs(), lhsRows = op.getLhsRows();
+  RowLaunch r;
+  Value c1 = constIndex(b, loc, 1);
+  r.heads = w.perHead ? dimOf(b, loc, weight, w.headDim) : c1;
+  r.kSize = dimOf(b, loc, weight, w.kDim);
+  r.nSize = dimOf(b, loc, weight, w.nDim);
+  r.fullN = b.createOrFold<arith::MulIOp>(loc, r.heads, r.nSize);
+  r.rows = lhsRows ? dimOf(b, loc, lhsRows, 0) : dimOf(b, loc, op.getLhs(), 0);
+  if (op.getAtomic() && !op.getAccumulate())
+    emitClearScatteredRows(b, op, r.rows, r.fullN, s.threads);
+  Value tm = constIndex(b, loc, s.tm), tn = constIndex(b, loc, s.tn);
+  r.launch =
+      createLaunch(b, loc, ceilDiv(b, loc, r.rows, tm),
+                   ceilDiv(b, loc, r.nSize, tn), r.heads, s.threads, tiles);
+  r.head = r.launch.blockZ;
+  r.rowBase = arith::MulIOp::create(b, loc, r.launch.blockX, tm);
+  r.colBase = arith::MulIOp::create(b, loc, r.launch.blockY, tn);
+  // A block without columns (N = 0 still launches one) has no rows either,
+  // so the clamped loads always have a valid column.
+  r.rowEnd = arith::SelectOp::create(
+      b, loc, lessThan(b, loc, r.colBase, r.nSize),
+      minIndex(b, loc, arith::AddIOp::create(b, loc, r.rowBase, tm), r.rows),
+      r.rowBase);
+  r.lhsColBase = arith::MulIOp::create(b, loc, r.head, r.kSize);
+  r.outColBase = arith::MulIOp::create(b, loc, r.head, r.nSize);
+  return r;
+}
+
 void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
   Location loc = op.getLoc();
   Value lhs = op.getLhs(), out = op.getOut(), weight = op.getRhs(),
@@ -427,34 +469,14 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
   Type element = cast<MemRefType>(lhs.getType()).getElementType();
   WeightLayout w = getWeightLayout(op);
 
-  // Host: sizes and the grid.
-  Value c1 = constIndex(b, loc, 1);
-  Value heads = w.perHead ? dimOf(b, loc, weight, w.headDim) : c1;
-  Value kSize = dimOf(b, loc, weight, w.kDim);
-  Value nSize = dimOf(b, loc, weight, w.nDim);
-  Value fullN = b.createOrFold<arith::MulIOp>(loc, heads, nSize);
-  Value rows = lhsRows ? dimOf(b, loc, lhsRows, 0) : dimOf(b, loc, lhs, 0);
-  if (op.getAtomic() && !op.getAccumulate())
-    emitClearScatteredRows(b, op, rows, fullN, s.threads);
-
-  Value tm = constIndex(b, loc, s.tm), tn = constIndex(b, loc, s.tn),
-        td = constIndex(b, loc, s.td);
+  Value tn = constIndex(b, loc, s.tn), td = constIndex(b, loc, s.td);
   OpBuilder::InsertionGuard insertion(b);
-  Launch launch = createLaunch(b, loc, ceilDiv(b, loc, rows, tm),
-                               ceilDiv(b, loc, nSize, tn), heads, s.threads,
-                               tileTypes(s, element));
-  Kernel k = makeKernel(b, loc, s, launch, element);
-  Value head = launch.blockZ;
-  Value rowBase = arith::MulIOp::create(b, loc, launch.blockX, tm);
-  Value colBase = arith::MulIOp::create(b, loc, launch.blockY, tn);
-  // A block without columns (N = 0 still launches one) has no rows either,
-  // so the clamped loads below always have a valid column.
-  Value rowEnd = arith::SelectOp::create(
-      b, loc, lessThan(b, loc, colBase, nSize),
-      minIndex(b, loc, arith::AddIOp::create(b, loc, rowBase, tm), rows),
-      rowBase);
-  Value lhsColBase = arith::MulIOp::create(b, loc, head, kSize);
-  Value outColBase = arith::MulIOp::create(b, loc, head, nSize);
+  RowLaunch r = createRowLaunch(b, op, s, tileTypes(s, element));
+  Kernel k = makeKernel(b, loc, s, r.launch, element);
+  Value head = r.head, rowBase = r.rowBase, rowEnd = r.rowEnd,
+        colBase = r.colBase, lhsColBase = r.lhsColBase,
+        outColBase = r.outColBase, kSize = r.kSize, nSize = r.nSize,
+        fullN = r.fullN;
 
   forEachPiece(
       b, loc, segments, rowBase, rowEnd,
@@ -808,9 +830,10 @@ Value startsAligned(OpBuilder &b, Location loc, Value memref) {
   Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
   int64_t bytes =
       cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
-  Value start = arith::AddIOp::create(
-      b, loc, base,
-      arith::MulIOp::create(b, loc, meta.getOffset(), constIndex(b, loc, bytes)));
+  Value start =
+      arith::AddIOp::create(b, loc, base,
+                            arith::MulIOp::create(b, loc, meta.getOffset(),
+                                                  constIndex(b, loc, bytes)));
   Value rem = arith::RemUIOp::create(b, loc, start, constIndex(b, loc, 16));
   return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem,
                                constIndex(b, loc, 0));
@@ -852,37 +875,22 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, const Schedule &s) {
   WeightLayout w = getWeightLayout(op);
   VectorType vt = vec4(element);
 
-  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
-  Value heads = w.perHead ? dimOf(b, loc, weight, w.headDim) : c1;
-  Value kSize = dimOf(b, loc, weight, w.kDim);
-  Value nSize = dimOf(b, loc, weight, w.nDim);
-  Value fullN = b.createOrFold<arith::MulIOp>(loc, heads, nSize);
-  Value rows = lhsRows ? dimOf(b, loc, lhsRows, 0) : dimOf(b, loc, lhs, 0);
-  if (op.getAtomic() && !op.getAccumulate())
-    emitClearScatteredRows(b, op, rows, fullN, s.threads);
-  Value tm = constIndex(b, loc, s.tm), tn = constIndex(b, loc, s.tn);
-
+  Value c0 = constIndex(b, loc, 0);
   OpBuilder::InsertionGuard insertion(b);
-  Launch launch =
-      createLaunch(b, loc, ceilDiv(b, loc, rows, tm),
-                   ceilDiv(b, loc, nSize, tn), heads, s.threads,
-                   {workgroupType({s.tm, s.td + kVector}, element),
-                    workgroupType({s.td, s.tn + kVector}, element)});
-  Value thread = launch.thread, tileA = launch.shared[0],
-        tileB = launch.shared[1];
-  Value threadRow = arith::DivUIOp::create(b, loc, thread,
-                                           constIndex(b, loc, s.threadsN));
-  Value threadCol = arith::RemUIOp::create(b, loc, thread,
-                                           constIndex(b, loc, s.threadsN));
-  Value head = launch.blockZ;
-  Value rowBase = arith::MulIOp::create(b, loc, launch.blockX, tm);
-  Value colBase = arith::MulIOp::create(b, loc, launch.blockY, tn);
-  Value rowEnd = arith::SelectOp::create(
-      b, loc, lessThan(b, loc, colBase, nSize),
-      minIndex(b, loc, arith::AddIOp::create(b, loc, rowBase, tm), rows),
-      rowBase);
-  Value lhsColBase = arith::MulIOp::create(b, loc, head, kSize);
-  Value outColBase = arith::MulIOp::create(b, loc, head, nSize);
+  RowLaunch r =
+      createRowLaunch(b, op, s,
+                      {workgroupType({s.tm, s.td + kVector}, element),
+                       workgroupType({s.td, s.tn + kVector}, element)});
+  Value thread = r.launch.thread, tileA = r.launch.shared[0],
+        tileB = r.launch.shared[1];
+  Value threadRow =
+      arith::DivUIOp::create(b, loc, thread, constIndex(b, loc, s.threadsN));
+  Value threadCol =
+      arith::RemUIOp::create(b, loc, thread, constIndex(b, loc, s.threadsN));
+  Value head = r.head, rowBase = r.rowBase, rowEnd = r.rowEnd,
+        colBase = r.colBase, lhsColBase = r.lhsColBase,
+        outColBase = r.outColBase, kSize = r.kSize, nSize = r.nSize,
+        fullN = r.fullN;
   Value active = s.active() == s.threads
                      ? Value()
                      : lessThan(b, loc, thread, constIndex(b, loc, s.active()));
@@ -919,231 +927,243 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, const Schedule &s) {
     storeVector(b, loc, value, tile, at);
   };
 
-  forEachPiece(b, loc, segments, rowBase, rowEnd,
-               [&](OpBuilder &b, Value t, Value lo, Value hi) {
-    // A chunk (m, d): lhs[l(rowBase + m), k0 + d .. + 3]; rows outside the
-    // piece read the piece's first row and are zeroed.
-    SmallVector<Chunk> aChunks = chunks(b, s.tm * s.td / kVector, s.td / kVector);
-    for (Chunk &c : aChunks) {
-      Value row = arith::AddIOp::create(b, loc, rowBase, c.row);
-      SmallVector<Value> conds{
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
-          lessThan(b, loc, row, hi)};
-      if (c.inTile)
-        conds.push_back(c.inTile);
-      c.valid = andAll(b, loc, conds);
-      c.source = arith::SelectOp::create(b, loc, c.valid, row, lo);
-      if (lhsRows)
-        c.source = loadIndex(b, loc, lhsRows, c.source);
-    }
-    // B chunk: (d, n) of a [K, N] weight as 4 columns; of an [N, K] one as
-    // 4 depths of one column (t: element loads, transposed into the tile).
-    SmallVector<Chunk> bChunks =
-        w.transposed ? chunks(b, s.tn * s.td / kVector, s.td / kVector)
-                     : chunks(b, s.td * s.tn / kVector, s.tn / kVector);
-    if (w.transposed)
-      for (Chunk &c : bChunks)
-        std::swap(c.row, c.depth); // (depth chunk start, column)
-
-    // Loads one k-tile's chunks into registers (zero outside the data).
-    auto loadTile = [&](OpBuilder &b, Value k0) {
-      SmallVector<Value> staged;
-      for (const Chunk &c : aChunks) {
-        Value col = arith::AddIOp::create(b, loc, k0, c.depth);
-        Value ok = arith::AndIOp::create(b, loc, c.valid,
-                                         lessThan(b, loc, col, kSize));
-        Value at = arith::AddIOp::create(
-            b, loc, lhsColBase,
-            minIndex(b, loc, col,
-                     arith::SubIOp::create(b, loc, kSize,
-                                           constIndex(b, loc, kVector))));
-        staged.push_back(arith::SelectOp::create(
-            b, loc, ok, loadVector(b, loc, lhs, {c.source, at}), zeroVector));
-      }
-      for (const Chunk &c : bChunks) {
-        if (!w.transposed) {
-          // c.row = depth d, c.depth = column n (4 columns).
-          Value kk = arith::AddIOp::create(b, loc, k0, c.row);
-          Value col = arith::AddIOp::create(b, loc, colBase, c.depth);
-          SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
-                                   lessThan(b, loc, col, nSize)};
+  forEachPiece(
+      b, loc, segments, rowBase, rowEnd,
+      [&](OpBuilder &b, Value t, Value lo, Value hi) {
+        // A chunk (m, d): lhs[l(rowBase + m), k0 + d .. + 3]; rows outside the
+        // piece read the piece's first row and are zeroed.
+        SmallVector<Chunk> aChunks =
+            chunks(b, s.tm * s.td / kVector, s.td / kVector);
+        for (Chunk &c : aChunks) {
+          Value row = arith::AddIOp::create(b, loc, rowBase, c.row);
+          SmallVector<Value> conds{
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
+              lessThan(b, loc, row, hi)};
           if (c.inTile)
             conds.push_back(c.inTile);
-          SmallVector<Value> idx = weightIndices(
-              w, t, head, clampBelow(b, loc, kk, kSize),
-              minIndex(b, loc, col,
-                       arith::SubIOp::create(b, loc, nSize,
-                                             constIndex(b, loc, kVector))));
-          staged.push_back(arith::SelectOp::create(
-              b, loc, andAll(b, loc, conds), loadVector(b, loc, weight, idx),
-              zeroVector));
-          continue;
+          c.valid = andAll(b, loc, conds);
+          c.source = arith::SelectOp::create(b, loc, c.valid, row, lo);
+          if (lhsRows)
+            c.source = loadIndex(b, loc, lhsRows, c.source);
         }
-        // Transposed: c.row = depth chunk start d, c.depth = column n; the
-        // weight stores (n, d .. d + 3) contiguously.
-        Value kk = arith::AddIOp::create(b, loc, k0, c.row);
-        Value col = arith::AddIOp::create(b, loc, colBase, c.depth);
-        SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
-                                 lessThan(b, loc, col, nSize)};
-        if (c.inTile)
-          conds.push_back(c.inTile);
-        SmallVector<Value> idx = weightIndices(
-            w, t, head,
-            minIndex(b, loc, kk,
-                     arith::SubIOp::create(b, loc, kSize,
-                                           constIndex(b, loc, kVector))),
-            clampBelow(b, loc, col, nSize));
-        staged.push_back(arith::SelectOp::create(
-            b, loc, andAll(b, loc, conds), loadVector(b, loc, weight, idx),
-            zeroVector));
-      }
-      return staged;
-    };
-    auto storeTile = [&](OpBuilder &b, ValueRange staged) {
-      size_t p = 0;
-      for (const Chunk &c : aChunks)
-        storeChunk(b, c, staged[p++], tileA, {c.row, c.depth});
-      for (const Chunk &c : bChunks) {
-        Value v = staged[p++];
-        if (!w.transposed) {
-          storeChunk(b, c, v, tileB, {c.row, c.depth});
-          continue;
-        }
-        // Four depths of one column: element stores.
-        auto store = [&](OpBuilder &b) {
-          for (int64_t e = 0; e < kVector; ++e) {
-            Value d = arith::AddIOp::create(b, loc, c.row,
-                                            constIndex(b, loc, e));
-            memref::StoreOp::create(
-                b, loc,
-                vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e}),
-                tileB, ValueRange{d, c.depth});
+        // B chunk: (d, n) of a [K, N] weight as 4 columns; of an [N, K] one as
+        // 4 depths of one column (t: element loads, transposed into the tile).
+        SmallVector<Chunk> bChunks =
+            w.transposed ? chunks(b, s.tn * s.td / kVector, s.td / kVector)
+                         : chunks(b, s.td * s.tn / kVector, s.tn / kVector);
+        if (w.transposed)
+          for (Chunk &c : bChunks)
+            std::swap(c.row, c.depth); // (depth chunk start, column)
+
+        // Loads one k-tile's chunks into registers (zero outside the data).
+        auto loadTile = [&](OpBuilder &b, Value k0) {
+          SmallVector<Value> staged;
+          for (const Chunk &c : aChunks) {
+            Value col = arith::AddIOp::create(b, loc, k0, c.depth);
+            Value ok = arith::AndIOp::create(b, loc, c.valid,
+                                             lessThan(b, loc, col, kSize));
+            Value at = arith::AddIOp::create(
+                b, loc, lhsColBase,
+                minIndex(b, loc, col,
+                         arith::SubIOp::create(b, loc, kSize,
+                                               constIndex(b, loc, kVector))));
+            staged.push_back(arith::SelectOp::create(
+                b, loc, ok, loadVector(b, loc, lhs, {c.source, at}),
+                zeroVector));
+          }
+          for (const Chunk &c : bChunks) {
+            if (!w.transposed) {
+              // c.row = depth d, c.depth = column n (4 columns).
+              Value kk = arith::AddIOp::create(b, loc, k0, c.row);
+              Value col = arith::AddIOp::create(b, loc, colBase, c.depth);
+              SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
+                                       lessThan(b, loc, col, nSize)};
+              if (c.inTile)
+                conds.push_back(c.inTile);
+              SmallVector<Value> idx = weightIndices(
+                  w, t, head, clampBelow(b, loc, kk, kSize),
+                  minIndex(b, loc, col,
+                           arith::SubIOp::create(b, loc, nSize,
+                                                 constIndex(b, loc, kVector))));
+              staged.push_back(arith::SelectOp::create(
+                  b, loc, andAll(b, loc, conds),
+                  loadVector(b, loc, weight, idx), zeroVector));
+              continue;
+            }
+            // Transposed: c.row = depth chunk start d, c.depth = column n; the
+            // weight stores (n, d .. d + 3) contiguously.
+            Value kk = arith::AddIOp::create(b, loc, k0, c.row);
+            Value col = arith::AddIOp::create(b, loc, colBase, c.depth);
+            SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
+                                     lessThan(b, loc, col, nSize)};
+            if (c.inTile)
+              conds.push_back(c.inTile);
+            SmallVector<Value> idx = weightIndices(
+                w, t, head,
+                minIndex(b, loc, kk,
+                         arith::SubIOp::create(b, loc, kSize,
+                                               constIndex(b, loc, kVector))),
+                clampBelow(b, loc, col, nSize));
+            staged.push_back(arith::SelectOp::create(
+                b, loc, andAll(b, loc, conds), loadVector(b, loc, weight, idx),
+                zeroVector));
+          }
+          return staged;
+        };
+        auto storeTile = [&](OpBuilder &b, ValueRange staged) {
+          size_t p = 0;
+          for (const Chunk &c : aChunks)
+            storeChunk(b, c, staged[p++], tileA, {c.row, c.depth});
+          for (const Chunk &c : bChunks) {
+            Value v = staged[p++];
+            if (!w.transposed) {
+              storeChunk(b, c, v, tileB, {c.row, c.depth});
+              continue;
+            }
+            // Four depths of one column: element stores.
+            auto store = [&](OpBuilder &b) {
+              for (int64_t e = 0; e < kVector; ++e) {
+                Value d =
+                    arith::AddIOp::create(b, loc, c.row, constIndex(b, loc, e));
+                memref::StoreOp::create(
+                    b, loc,
+                    vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e}),
+                    tileB, ValueRange{d, c.depth});
+              }
+            };
+            if (!c.inTile) {
+              store(b);
+              continue;
+            }
+            auto ifOp = scf::IfOp::create(b, loc, c.inTile, false);
+            OpBuilder::InsertionGuard guard(b);
+            b.setInsertionPointToStart(ifOp.thenBlock());
+            store(b);
           }
         };
-        if (!c.inTile) {
-          store(b);
-          continue;
-        }
-        auto ifOp = scf::IfOp::create(b, loc, c.inTile, false);
-        OpBuilder::InsertionGuard guard(b);
-        b.setInsertionPointToStart(ifOp.thenBlock());
-        store(b);
-      }
-    };
-    // acc[i] += A[threadRow*cm + i][d] * B[d][threadCol*4 ..] over the tile.
-    auto product = [&](OpBuilder &b, ValueRange acc) {
-      auto body = [&](OpBuilder &b) {
-        SmallVector<Value> next(acc.begin(), acc.end());
-        Value firstRow = arith::MulIOp::create(b, loc, threadRow,
-                                               constIndex(b, loc, s.cm));
-        Value firstCol = arith::MulIOp::create(b, loc, threadCol,
-                                               constIndex(b, loc, kVector));
-        for (int64_t d0 = 0; d0 < s.td; d0 += kVector) {
-          SmallVector<Value> a, w4;
-          for (int64_t i = 0; i < s.cm; ++i)
-            a.push_back(loadVector(
-                b, loc, tileA,
-                {arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i)),
-                 constIndex(b, loc, d0)}));
-          for (int64_t e = 0; e < kVector; ++e)
-            w4.push_back(loadVector(b, loc, tileB,
-                                    {constIndex(b, loc, d0 + e), firstCol}));
-          for (int64_t e = 0; e < kVector; ++e)
-            for (int64_t i = 0; i < s.cm; ++i) {
-              Value ai = vector::BroadcastOp::create(
-                  b, loc, vt,
-                  vector::ExtractOp::create(b, loc, a[i], ArrayRef<int64_t>{e}));
-              next[i] = vector::FMAOp::create(b, loc, ai, w4[e], next[i]);
+        // acc[i] += A[threadRow*cm + i][d] * B[d][threadCol*4 ..] over the
+        // tile.
+        auto product = [&](OpBuilder &b, ValueRange acc) {
+          auto body = [&](OpBuilder &b) {
+            SmallVector<Value> next(acc.begin(), acc.end());
+            Value firstRow = arith::MulIOp::create(b, loc, threadRow,
+                                                   constIndex(b, loc, s.cm));
+            Value firstCol = arith::MulIOp::create(b, loc, threadCol,
+                                                   constIndex(b, loc, kVector));
+            for (int64_t d0 = 0; d0 < s.td; d0 += kVector) {
+              SmallVector<Value> a, w4;
+              for (int64_t i = 0; i < s.cm; ++i)
+                a.push_back(
+                    loadVector(b, loc, tileA,
+                               {arith::AddIOp::create(b, loc, firstRow,
+                                                      constIndex(b, loc, i)),
+                                constIndex(b, loc, d0)}));
+              for (int64_t e = 0; e < kVector; ++e)
+                w4.push_back(loadVector(
+                    b, loc, tileB, {constIndex(b, loc, d0 + e), firstCol}));
+              for (int64_t e = 0; e < kVector; ++e)
+                for (int64_t i = 0; i < s.cm; ++i) {
+                  Value ai = vector::BroadcastOp::create(
+                      b, loc, vt,
+                      vector::ExtractOp::create(b, loc, a[i],
+                                                ArrayRef<int64_t>{e}));
+                  next[i] = vector::FMAOp::create(b, loc, ai, w4[e], next[i]);
+                }
             }
-        }
-        return next;
-      };
-      if (!active)
-        return body(b);
-      auto ifOp = scf::IfOp::create(
-          b, loc, active,
-          [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, body(b)); },
-          [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, acc); });
-      return SmallVector<Value>(ifOp.getResults());
-    };
-
-    // The k loop: store the staged tile, load the next one, multiply.
-    SmallVector<Value> init = loadTile(b, c0);
-    size_t numStaged = init.size();
-    init.append(s.cm, zeroVector);
-    Value td = constIndex(b, loc, s.td);
-    auto kLoop = scf::ForOp::create(
-        b, loc, c0, kSize, td, init,
-        [&](OpBuilder &b, Location loc, Value k0, ValueRange args) {
-          storeTile(b, args.take_front(numStaged));
-          mlir::gpu::BarrierOp::create(b, loc);
-          Value next = arith::AddIOp::create(b, loc, k0, td);
-          SmallVector<Type> stagedTypes(numStaged, vt);
-          auto prefetch = scf::IfOp::create(
-              b, loc, lessThan(b, loc, next, kSize),
+            return next;
+          };
+          if (!active)
+            return body(b);
+          auto ifOp = scf::IfOp::create(
+              b, loc, active,
               [&](OpBuilder &b, Location) {
-                scf::YieldOp::create(b, loc, loadTile(b, next));
+                scf::YieldOp::create(b, loc, body(b));
               },
               [&](OpBuilder &b, Location) {
-                scf::YieldOp::create(
-                    b, loc, SmallVector<Value>(numStaged, zeroVector));
+                scf::YieldOp::create(b, loc, acc);
               });
-          SmallVector<Value> acc =
-              product(b, args.drop_front(numStaged));
-          mlir::gpu::BarrierOp::create(b, loc);
-          SmallVector<Value> yield(prefetch.getResults());
-          llvm::append_range(yield, acc);
-          scf::YieldOp::create(b, loc, yield);
-        });
+          return SmallVector<Value>(ifOp.getResults());
+        };
 
-    // Epilogue: rows of this piece, 4 columns each.
-    Value firstRow = arith::AddIOp::create(
-        b, loc, rowBase,
-        arith::MulIOp::create(b, loc, threadRow, constIndex(b, loc, s.cm)));
-    Value col = arith::AddIOp::create(
-        b, loc, colBase,
-        arith::MulIOp::create(b, loc, threadCol, constIndex(b, loc, kVector)));
-    Value outCol = arith::AddIOp::create(b, loc, outColBase, col);
-    for (int64_t i = 0; i < s.cm; ++i) {
-      Value row = arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
-      SmallVector<Value> conds{
-          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
-          lessThan(b, loc, row, hi), lessThan(b, loc, col, nSize)};
-      if (active)
-        conds.push_back(active);
-      auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
-                                    /*withElseRegion=*/false);
-      OpBuilder::InsertionGuard guard(b);
-      b.setInsertionPointToStart(ifOp.thenBlock());
-      Value value = kLoop.getResult(numStaged + i);
-      Value o = outRows ? loadIndex(b, loc, outRows, row) : row;
-      if (scale) {
-        SmallVector<Value> scales;
-        for (int64_t e = 0; e < kVector; ++e)
-          scales.push_back(rowScaleAt(
-              b, loc, scale, fullN, row,
-              arith::AddIOp::create(b, loc, outCol, constIndex(b, loc, e))));
-        value = arith::MulFOp::create(
-            b, loc, value,
-            vector::FromElementsOp::create(b, loc, vt, scales));
-      }
-      if (op.getAtomic()) {
-        for (int64_t e = 0; e < kVector; ++e)
-          memref::AtomicRMWOp::create(
-              b, loc, arith::AtomicRMWKind::addf,
-              vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{e}),
-              out,
-              ValueRange{o, arith::AddIOp::create(b, loc, outCol,
-                                                  constIndex(b, loc, e))});
-        continue;
-      }
-      if (op.getAccumulate())
-        value = arith::AddFOp::create(b, loc,
-                                      loadVector(b, loc, out, {o, outCol}),
-                                      value);
-      storeVector(b, loc, value, out, {o, outCol});
-    }
-  });
+        // The k loop: store the staged tile, load the next one, multiply.
+        SmallVector<Value> init = loadTile(b, c0);
+        size_t numStaged = init.size();
+        init.append(s.cm, zeroVector);
+        Value td = constIndex(b, loc, s.td);
+        auto kLoop = scf::ForOp::create(
+            b, loc, c0, kSize, td, init,
+            [&](OpBuilder &b, Location loc, Value k0, ValueRange args) {
+              storeTile(b, args.take_front(numStaged));
+              mlir::gpu::BarrierOp::create(b, loc);
+              Value next = arith::AddIOp::create(b, loc, k0, td);
+              SmallVector<Type> stagedTypes(numStaged, vt);
+              auto prefetch = scf::IfOp::create(
+                  b, loc, lessThan(b, loc, next, kSize),
+                  [&](OpBuilder &b, Location) {
+                    scf::YieldOp::create(b, loc, loadTile(b, next));
+                  },
+                  [&](OpBuilder &b, Location) {
+                    scf::YieldOp::create(
+                        b, loc, SmallVector<Value>(numStaged, zeroVector));
+                  });
+              SmallVector<Value> acc = product(b, args.drop_front(numStaged));
+              mlir::gpu::BarrierOp::create(b, loc);
+              SmallVector<Value> yield(prefetch.getResults());
+              llvm::append_range(yield, acc);
+              scf::YieldOp::create(b, loc, yield);
+            });
+
+        // Epilogue: rows of this piece, 4 columns each.
+        Value firstRow = arith::AddIOp::create(
+            b, loc, rowBase,
+            arith::MulIOp::create(b, loc, threadRow, constIndex(b, loc, s.cm)));
+        Value col = arith::AddIOp::create(
+            b, loc, colBase,
+            arith::MulIOp::create(b, loc, threadCol,
+                                  constIndex(b, loc, kVector)));
+        Value outCol = arith::AddIOp::create(b, loc, outColBase, col);
+        for (int64_t i = 0; i < s.cm; ++i) {
+          Value row =
+              arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
+          SmallVector<Value> conds{
+              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
+              lessThan(b, loc, row, hi), lessThan(b, loc, col, nSize)};
+          if (active)
+            conds.push_back(active);
+          auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
+                                        /*withElseRegion=*/false);
+          OpBuilder::InsertionGuard guard(b);
+          b.setInsertionPointToStart(ifOp.thenBlock());
+          Value value = kLoop.getResult(numStaged + i);
+          Value o = outRows ? loadIndex(b, loc, outRows, row) : row;
+          if (scale) {
+            SmallVector<Value> scales;
+            for (int64_t e = 0; e < kVector; ++e)
+              scales.push_back(
+                  rowScaleAt(b, loc, scale, fullN, row,
+                             arith::AddIOp::create(b, loc, outCol,
+                                                   constIndex(b, loc, e))));
+            value = arith::MulFOp::create(
+                b, loc, value,
+                vector::FromElementsOp::create(b, loc, vt, scales));
+          }
+          if (op.getAtomic()) {
+            for (int64_t e = 0; e < kVector; ++e)
+              memref::AtomicRMWOp::create(
+                  b, loc, arith::AtomicRMWKind::addf,
+                  vector::ExtractOp::create(b, loc, value,
+                                            ArrayRef<int64_t>{e}),
+                  out,
+                  ValueRange{o, arith::AddIOp::create(b, loc, outCol,
+                                                      constIndex(b, loc, e))});
+            continue;
+          }
+          if (op.getAccumulate())
+            value = arith::AddFOp::create(
+                b, loc, loadVector(b, loc, out, {o, outCol}), value);
+          storeVector(b, loc, value, out, {o, outCol});
+        }
+      });
 }
 
 } // namespace

@@ -40,12 +40,10 @@ LogicalResult verifySameRowShape(Operation *op, Value input, Value result) {
 //===----------------------------------------------------------------------===//
 
 ParseResult FuncOp::parse(OpAsmParser &parser, OperationState &result) {
-  auto buildFuncType = [](Builder &builder, ArrayRef<Type> argTypes,
-                          ArrayRef<Type> results,
-                          function_interface_impl::VariadicFlag,
-                          std::string &) {
-    return builder.getFunctionType(argTypes, results);
-  };
+  auto buildFuncType =
+      [](Builder &builder, ArrayRef<Type> argTypes, ArrayRef<Type> results,
+         function_interface_impl::VariadicFlag,
+         std::string &) { return builder.getFunctionType(argTypes, results); };
   return function_interface_impl::parseFunctionOp(
       parser, result, /*allowVariadic=*/false,
       getFunctionTypeAttrName(result.name), buildFuncType,
@@ -139,8 +137,9 @@ LogicalResult verifyTypedLinear(Operation *op, WeightType weight,
   if (input.isEdgeWise() != wantEdgeInput)
     return op->emitOpError("'from ")
            << fromName << "' needs "
-           << (wantEdgeInput ? "an edge-wise" : "a node-wise") << " " << inputName
-           << ", got " << domainName(input) << " " << inputValue.getType();
+           << (wantEdgeInput ? "an edge-wise" : "a node-wise") << " "
+           << inputName << ", got " << domainName(input) << " "
+           << inputValue.getType();
   if (output.isEdgeWise() != wantEdgeOutput)
     return op->emitOpError("'from ")
            << fromName << "' maps rows to "
@@ -164,11 +163,11 @@ LogicalResult verifyTypedLinear(Operation *op, WeightType weight,
            << "hgraph.mul";
   if (weight.getElementType() != input.getElementType() ||
       weight.getElementType() != output.getElementType())
-    return op->emitOpError("weight, ")
-           << inputName << " and " << outputName
-           << " must have one element type";
+    return op->emitOpError("weight, ") << inputName << " and " << outputName
+                                       << " must have one element type";
 
-  int64_t inWidth = transpose ? weight.getOutputWidth() : weight.getInputWidth();
+  int64_t inWidth =
+      transpose ? weight.getOutputWidth() : weight.getInputWidth();
   int64_t outWidth =
       transpose ? weight.getInputWidth() : weight.getOutputWidth();
   StringRef inSide = transpose ? "output" : "input";
@@ -176,13 +175,11 @@ LogicalResult verifyTypedLinear(Operation *op, WeightType weight,
   if (input.getWidth() != inWidth)
     return op->emitOpError()
            << inputName << " width " << input.getWidth()
-           << " does not match the weight's " << inSide << " width "
-           << inWidth;
+           << " does not match the weight's " << inSide << " width " << inWidth;
   if (output.getWidth() != outWidth)
-    return op->emitOpError()
-           << outputName << " width " << output.getWidth()
-           << " does not match the weight's " << outSide << " width "
-           << outWidth;
+    return op->emitOpError() << outputName << " width " << output.getWidth()
+                             << " does not match the weight's " << outSide
+                             << " width " << outWidth;
   if (weight.isPerHead()) {
     int64_t heads = weight.getShape()[0];
     if (input.getHeads() != heads || output.getHeads() != heads)
@@ -283,8 +280,8 @@ LogicalResult WeightProductOp::verify() {
                               : mixed                   ? WeightIndex::EdgeType
                                                         : li;
   std::optional<Endpoint> nodeOf = getNodeOf();
-  if (mixed && (!nodeOf || (*nodeOf != Endpoint::Src &&
-                            *nodeOf != Endpoint::Dst)))
+  if (mixed &&
+      (!nodeOf || (*nodeOf != Endpoint::Src && *nodeOf != Endpoint::Dst)))
     return emitOpError("a product of a node-typed and an edge-typed weight "
                        "needs 'node_of src' or 'node_of dst'");
   if (!mixed && nodeOf)
@@ -421,8 +418,8 @@ LogicalResult DotOp::verify() {
       result.getHeads() != input.getHeads())
     return emitOpError("produces one value per head: the result must have "
                        "width ")
-           << input.getHeads() << " and " << input.getHeads()
-           << " heads, got " << getResult().getType();
+           << input.getHeads() << " and " << input.getHeads() << " heads, got "
+           << getResult().getType();
   if (result.getElementType() != input.getElementType())
     return emitOpError("result element type must match the operands'");
   return success();

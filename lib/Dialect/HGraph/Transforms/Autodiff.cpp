@@ -1,4 +1,5 @@
-//===- Autodiff.cpp - reverse-mode differentiation of hgraph.func -*- C++ -*-===//
+//===- Autodiff.cpp - reverse-mode differentiation of hgraph.func -*- C++
+//-*-===//
 //
 // For each primal `hgraph.func @f` this builds `@f_bwd` by walking the body in
 // reverse and applying each op's vector-Jacobian rule, written with hgraph
@@ -67,8 +68,8 @@ class Differentiator {
 public:
   Differentiator(hg::FuncOp primal, SavePolicy policy,
                  const llvm::StringSet<> &wrt)
-      : primal(primal), policy(policy), wrt(wrt),
-        builder(primal.getContext()) {}
+      : primal(primal), policy(policy), wrt(wrt), builder(primal.getContext()) {
+  }
 
   LogicalResult run();
 
@@ -120,7 +121,7 @@ private:
 
   // Arguments of the backward function, in creation order.
   DenseMap<unsigned, BlockArgument> primalArguments; // by primal index
-  SmallVector<Value> savedValues;                     // primal values
+  SmallVector<Value> savedValues;                    // primal values
   SmallVector<BlockArgument> savedArguments;
   SmallVector<BlockArgument> resultGradients;
 };
@@ -170,9 +171,9 @@ Value Differentiator::forward(Value value) {
     return mapped;
   }
   Operation *op = value.getDefiningOp();
-  bool save = !isFree(op) && (policy == SavePolicy::All ||
-                              (policy == SavePolicy::Materialized &&
-                               isMaterialized(op)));
+  bool save = !isFree(op) &&
+              (policy == SavePolicy::All ||
+               (policy == SavePolicy::Materialized && isMaterialized(op)));
   if (!save) {
     recompute(op);
     return inBackward.lookup(value);
@@ -238,11 +239,11 @@ LogicalResult Differentiator::pullbackTypedLinear(hg::TypedLinearOp op,
   // the weight once per node (E·in·out multiply-adds become N·in·out).
   Value dyPerNode;
   if (atEndpoint && !edgeTyped)
-    dyPerNode = aggregateSum(
-        dy,
-        hg::NodeValueType::get(dyType.getWidth(), dyType.getElementType(),
-                               dyType.getHeads()),
-        from);
+    dyPerNode = aggregateSum(dy,
+                             hg::NodeValueType::get(dyType.getWidth(),
+                                                    dyType.getElementType(),
+                                                    dyType.getHeads()),
+                             from);
 
   if (isActive(x)) {
     auto linear = [&](Value rows, hg::Endpoint rowsFrom, Type type) {
@@ -256,12 +257,11 @@ LogicalResult Differentiator::pullbackTypedLinear(hg::TypedLinearOp op,
     else if (dyPerNode)
       dx = linear(dyPerNode, hg::Endpoint::Node, xType);
     else
-      dx = aggregateSum(
-          linear(dy, hg::Endpoint::Edge,
-                 hg::EdgeValueType::get(xType.getWidth(),
-                                        xType.getElementType(),
-                                        xType.getHeads())),
-          xType, from);
+      dx = aggregateSum(linear(dy, hg::Endpoint::Edge,
+                               hg::EdgeValueType::get(xType.getWidth(),
+                                                      xType.getElementType(),
+                                                      xType.getHeads())),
+                        xType, from);
     addCotangent(x, dx);
   }
 
@@ -318,19 +318,19 @@ void Differentiator::pullbackEdgeSoftmax(hg::EdgeSoftmaxOp op, Value dAlpha) {
   auto type = cast<hg::FeatureType>(op.getType());
   Value alpha = forward(op.getResult());
   Value weighted = mul(alpha, dAlpha);
-  Value perNode = aggregateSum(
-      weighted,
-      hg::NodeValueType::get(type.getWidth(), type.getElementType(),
-                             type.getHeads()),
-      hg::Endpoint::Dst);
+  Value perNode =
+      aggregateSum(weighted,
+                   hg::NodeValueType::get(
+                       type.getWidth(), type.getElementType(), type.getHeads()),
+                   hg::Endpoint::Dst);
   Value spread = gather(perNode, type, hg::Endpoint::Dst);
-  addCotangent(op.getInput(), make<hg::SubOp>(type, weighted,
-                                              mul(alpha, spread)));
+  addCotangent(op.getInput(),
+               make<hg::SubOp>(type, weighted, mul(alpha, spread)));
 }
 
 LogicalResult Differentiator::pullback(Operation *op) {
-  Value dy = op->getNumResults() == 1 ? cotangents.lookup(op->getResult(0))
-                                      : Value();
+  Value dy =
+      op->getNumResults() == 1 ? cotangents.lookup(op->getResult(0)) : Value();
   if (!dy)
     return success(); // no result reaches a differentiated output
   loc = op->getLoc();
@@ -452,8 +452,7 @@ LogicalResult Differentiator::pullback(Operation *op) {
         Value da = make<hg::DivOp>(dy.getType(), dy, forward(o.getRhs()));
         contribute(o.getLhs(), [&] { return da; });
         contribute(o.getRhs(), [&] {
-          return make<hg::NegOp>(dy.getType(),
-                                 mul(da, forward(o.getResult())));
+          return make<hg::NegOp>(dy.getType(), mul(da, forward(o.getResult())));
         });
         return success();
       })
@@ -493,9 +492,8 @@ LogicalResult Differentiator::pullback(Operation *op) {
       })
       .Case([&](hg::LeakyReluOp o) {
         contribute(o.getInput(), [&] {
-          return make<hg::LeakyReluGradOp>(dy.getType(), dy,
-                                           forward(o.getInput()),
-                                           o.getAlphaAttr());
+          return make<hg::LeakyReluGradOp>(
+              dy.getType(), dy, forward(o.getInput()), o.getAlphaAttr());
         });
         return success();
       })
@@ -578,8 +576,8 @@ void Differentiator::finishBackward() {
   Block *ordered_body = new Block();
   backward.getBody().push_back(ordered_body);
   for (auto [arg, attr] : ordered)
-    arg.replaceAllUsesWith(ordered_body->addArgument(arg.getType(),
-                                                     arg.getLoc()));
+    arg.replaceAllUsesWith(
+        ordered_body->addArgument(arg.getType(), arg.getLoc()));
   ordered_body->getOperations().splice(ordered_body->end(),
                                        body->getOperations());
   delete body;
@@ -622,8 +620,8 @@ void Differentiator::buildForward() {
   SmallVector<Type> resultTypes;
   for (Value value : results)
     resultTypes.push_back(value.getType());
-  training.setFunctionType(builder.getFunctionType(
-      training.getArgumentTypes(), resultTypes));
+  training.setFunctionType(
+      builder.getFunctionType(training.getArgumentTypes(), resultTypes));
   training.setAllResultAttrs(resultAttrs);
 }
 
