@@ -224,24 +224,36 @@ def run_from_cache(tmp_path, cache, compiler_arg):
                           env=dict(os.environ, PYTHONPATH=PYTHON), timeout=300)
 
 
+def _rewrite(path, damage):
+    """Writes a damaged copy of `path` in its place. A new file, not the old
+    one changed in place: this process may have the library mapped (from
+    hector.compile), and truncating a mapped file would crash it with SIGBUS
+    when it next touches the lost pages (as late as its exit)."""
+    data = damage(bytearray(open(path, "rb").read()))
+    tmp = path + ".damaged"
+    with open(tmp, "wb") as f:
+        f.write(bytes(data))
+    os.replace(tmp, path)
+
+
 def _truncate(path):
-    size = os.path.getsize(path)
-    with open(path, "r+b") as f:
-        f.truncate(size // 2)
+    _rewrite(path, lambda data: data[: len(data) // 2])
 
 
 def _flip_bytes(path):
-    data = bytearray(open(path, "rb").read())
-    middle = len(data) // 2
-    for i in range(middle, min(middle + 64, len(data))):
-        data[i] ^= 0xFF
-    open(path, "wb").write(bytes(data))
+    def flip(data):
+        middle = len(data) // 2
+        for i in range(middle, min(middle + 64, len(data))):
+            data[i] ^= 0xFF
+        return data
+    _rewrite(path, flip)
 
 
 def _flip_one_byte(path):
-    data = bytearray(open(path, "rb").read())
-    data[len(data) // 3] ^= 0x01
-    open(path, "wb").write(bytes(data))
+    def flip(data):
+        data[len(data) // 3] ^= 0x01
+        return data
+    _rewrite(path, flip)
 
 
 DAMAGE = {
