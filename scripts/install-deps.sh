@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build                                 # build
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools clang-22
+  libclang-rt-22-dev                                # libFuzzer, ASan (scripts/fuzz.sh)
   nlohmann-json3-dev                                # manifests
   python3 python3-numpy python3-pytest python3-torch  # frontend and tests
 )

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test: installs missing dependencies, builds, then runs the lit
-# suite (IR and compiler-driver tests) and the pytest suite (Python package,
-# references, runtime), and ends with one line `N passed, N failed`.
+# suite (IR and compiler-driver tests), the pytest suite (Python package,
+# references, runtime) and a bounded fuzzing session of hectorc
+# (scripts/fuzz.sh, HECTOR_FUZZ_SECONDS, default 90; one test case), and ends
+# with one line `N passed, N failed`.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${HECTOR_BUILD_DIR:-$root/build}"
@@ -22,4 +24,8 @@ echo "== pytest: Python package, references and runtime"
 (cd "$root" && "$python" -m pytest -q -p no:cacheprovider \
   --junitxml "$pytest_xml" test/python)
 
-"$python" "$root/scripts/summarize-tests.py" "$lit_xml" "$pytest_xml"
+echo "== fuzz: hectorc's parser and pipeline (scripts/fuzz.sh, docs/robustness.md)"
+"$root/scripts/fuzz.sh" "${HECTOR_FUZZ_SECONDS:-90}"
+
+"$python" "$root/scripts/summarize-tests.py" "$lit_xml" "$pytest_xml" \
+  "$build/test-results/fuzz.xml"

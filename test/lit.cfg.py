@@ -12,9 +12,10 @@ config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
 config.suffixes = [".mlir"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.hector_obj_root, "test")
-# Python tests, GPU scripts and their helpers are not lit tests.
+# Python tests, GPU scripts and their helpers, and the fuzzer's seed corpus
+# (test/fuzz/corpus) are not lit tests.
 config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "python",
-                   "gpu", "reference"]
+                   "gpu", "reference", "corpus"]
 
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%hector_src_root", config.hector_src_root))

@@ -1,0 +1,1 @@
+hgraph.func @bad_result(%g: !hgraph.graph) -> !hgraph.graph { hgraph.return %g : !hgraph.graph }

@@ -1,0 +1,1 @@
+hgraph.func @declaration(%g: !hgraph.graph)

@@ -1,0 +1,4 @@
+hgraph.func @linear_element_type(%g: !hgraph.graph, %x: !hgraph.node<8xf16>, %w: !hgraph.weight<edge, 8x8xf32>) {
+  %0 = hgraph.typed_linear %w, %x from src : !hgraph.weight<edge, 8x8xf32>, !hgraph.node<8xf16> -> !hgraph.edge<8xf32>
+  hgraph.return
+}

@@ -1,0 +1,4 @@
+hgraph.func @product_mixed_node_of_node(%g: !hgraph.graph, %a: !hgraph.weight<node, 8x8xf32>, %b: !hgraph.weight<edge, 8x8xf32>) {
+  %0 = hgraph.weight_product %a, %b node_of node : !hgraph.weight<node, 8x8xf32>, !hgraph.weight<edge, 8x8xf32> -> !hgraph.weight<edge, 8x8xf32>
+  hgraph.return
+}
