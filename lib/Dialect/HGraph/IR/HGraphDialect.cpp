@@ -82,13 +82,32 @@ LogicalResult HGraphDialect::verifyOperationAttribute(Operation *op,
 
 namespace hector::hgraph {
 
+/// True when `arg` is an argument of an hgraph.func marked as holding one
+/// row per unique (source, edge type) pair. Read defensively: this runs
+/// while ops are verified, before the function's own invariants are.
+static bool isCompactArgument(BlockArgument arg) {
+  Block *block = arg.getOwner();
+  auto func = dyn_cast_or_null<FuncOp>(block->getParentOp());
+  if (!func || !block->isEntryBlock())
+    return false;
+  ArrayAttr all = func.getArgAttrsAttr();
+  if (!all || arg.getArgNumber() >= all.size())
+    return false;
+  auto dict = dyn_cast<DictionaryAttr>(all[arg.getArgNumber()]);
+  auto attr = dict ? dict.getAs<MaterializationAttr>(
+                         HGraphDialect::getMaterializationAttrName())
+                   : nullptr;
+  return attr && attr.getValue() == Materialization::Compact;
+}
+
 bool dependsOnlySourceAndEdgeType(Value value) {
   if (!isa<EdgeValueType>(value.getType()))
     return false;
-  // Edge-wise function arguments are arbitrary per-edge data.
+  // Edge-wise function arguments are arbitrary per-edge data, unless the
+  // function gives them one row per (source, edge type) pair.
   Operation *def = value.getDefiningOp();
   if (!def)
-    return false;
+    return isCompactArgument(cast<BlockArgument>(value));
   auto allOperandsQualify = [](Operation *op) {
     return llvm::all_of(op->getOperands(), dependsOnlySourceAndEdgeType);
   };
