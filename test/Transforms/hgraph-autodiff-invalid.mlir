@@ -24,3 +24,24 @@ hgraph.func @taken(%g: !hgraph.graph, %h: !hgraph.node<4xf32>) -> !hgraph.node<4
 hgraph.func @taken_fwd(%g: !hgraph.graph, %h: !hgraph.node<4xf32>) -> !hgraph.node<4xf32> attributes {hgraph.kind = "inference"} {
   hgraph.return %h : !hgraph.node<4xf32>
 }
+
+// -----
+
+// A compact argument's gradient would be a sum per (source, edge type) pair.
+hgraph.func @compact_argument(%g: !hgraph.graph,
+    // expected-error @+1 {{hgraph-autodiff: argument 'x' has compact materialization (one row per unique (source, edge type) pair); its gradient is not supported yet}}
+    %x: !hgraph.edge<4xf32> {hgraph.name = "x", hgraph.materialization = #hgraph.materialization<compact>})
+    -> !hgraph.node<4xf32> {
+  %o = hgraph.aggregate sum %x : !hgraph.edge<4xf32> -> !hgraph.node<4xf32>
+  hgraph.return %o : !hgraph.node<4xf32>
+}
+
+// -----
+
+// A compact result's cotangent must count once per pair, not once per edge.
+// expected-error @+1 {{hgraph-autodiff: result #0 has compact materialization (one row per unique (source, edge type) pair) and depends on a differentiated argument}}
+hgraph.func @compact_result(%g: !hgraph.graph, %h: !hgraph.node<4xf32>)
+    -> (!hgraph.edge<4xf32> {hgraph.materialization = #hgraph.materialization<compact>}) {
+  %z = hgraph.gather %h from src : !hgraph.node<4xf32> -> !hgraph.edge<4xf32>
+  hgraph.return %z : !hgraph.edge<4xf32>
+}

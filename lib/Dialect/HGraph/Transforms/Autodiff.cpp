@@ -60,6 +60,23 @@ bool isMaterialized(Operation *op) {
 /// Ops whose result does not vary with their operands (zero derivative).
 bool isPiecewiseConstant(Operation *op) { return isa<hg::EqualOp>(op); }
 
+/// The `hgraph.materialization` entry of an argument or result attribute
+/// dictionary, which the training functions keep: an edge-wise value given
+/// or returned one row per (source, edge type) pair stays so in @f_fwd and
+/// @f_bwd, as in @f.
+std::optional<NamedAttribute> materializationOf(DictionaryAttr dict) {
+  if (!dict)
+    return std::nullopt;
+  return dict.getNamed(hg::HGraphDialect::getMaterializationAttrName());
+}
+
+bool isCompact(DictionaryAttr dict) {
+  std::optional<NamedAttribute> entry = materializationOf(dict);
+  auto attr = entry ? dyn_cast<hg::MaterializationAttr>(entry->getValue())
+                    : nullptr;
+  return attr && attr.getValue() == hg::Materialization::Compact;
+}
+
 //===----------------------------------------------------------------------===//
 // Differentiator: one primal function.
 //===----------------------------------------------------------------------===//
@@ -75,6 +92,7 @@ public:
 
 private:
   LogicalResult findActiveValues();
+  LogicalResult checkCompactValues();
   bool isActive(Value value) const { return active.contains(value); }
 
   // The backward function under construction.
@@ -152,6 +170,32 @@ LogicalResult Differentiator::findActiveValues() {
   for (Value value : varied)
     if (useful.contains(value))
       active.insert(value);
+  return success();
+}
+
+/// A compact argument's gradient would be a sum over the edges of each pair,
+/// and a compact result's cotangent must count once per pair, not once per
+/// edge: neither is built yet, so both are reported rather than differentiated
+/// per edge (a gradient of another shape than its argument).
+LogicalResult Differentiator::checkCompactValues() {
+  Block &entry = primal.getBody().front();
+  for (BlockArgument arg : entry.getArguments())
+    if (isActive(arg) && isCompact(primal.getArgAttrDict(arg.getArgNumber())))
+      return mlir::emitError(arg.getLoc())
+             << "hgraph-autodiff: argument '"
+             << primal.getArgumentName(arg.getArgNumber())
+             << "' has compact materialization (one row per unique (source, "
+                "edge type) pair); its gradient is not supported yet: pass it "
+                "one row per edge, or leave it out of 'wrt'";
+  for (auto [index, result] :
+       llvm::enumerate(entry.getTerminator()->getOperands()))
+    if (isActive(result) && isCompact(primal.getResultAttrDict(index)))
+      return primal.emitError("hgraph-autodiff: result #")
+             << index
+             << " has compact materialization (one row per unique (source, "
+                "edge type) pair) and depends on a differentiated argument; "
+                "differentiating through a compact result is not supported "
+                "yet: return it one row per edge";
   return success();
 }
 
@@ -514,11 +558,14 @@ LogicalResult Differentiator::pullback(Operation *op) {
 /// gradient of every differentiated argument.
 void Differentiator::finishBackward() {
   MLIRContext *ctx = primal.getContext();
-  auto attrs = [&](StringRef name, StringRef role) {
-    SmallVector<NamedAttribute, 2> list{
+  auto attrs = [&](StringRef name, StringRef role,
+                   DictionaryAttr primalAttrs = {}) {
+    SmallVector<NamedAttribute, 3> list{
         builder.getNamedAttr(kName, builder.getStringAttr(name))};
     if (!role.empty())
       list.push_back(builder.getNamedAttr(kRole, builder.getStringAttr(role)));
+    if (std::optional<NamedAttribute> layout = materializationOf(primalAttrs))
+      list.push_back(*layout);
     return DictionaryAttr::get(ctx, list);
   };
 
@@ -537,7 +584,8 @@ void Differentiator::finishBackward() {
     if (!gradient)
       gradient = make<hg::ZerosOp>(arg.getType());
     gradients.push_back(gradient);
-    resultAttrs.push_back(attrs("d_" + name, "grad"));
+    resultAttrs.push_back(attrs("d_" + name, "grad",
+                                primal.getArgAttrDict(arg.getArgNumber())));
   }
   hg::ReturnOp::create(builder, loc, gradients);
 
@@ -548,13 +596,15 @@ void Differentiator::finishBackward() {
     auto it = primalArguments.find(arg.getArgNumber());
     if (it != primalArguments.end())
       ordered.push_back(
-          {it->second, attrs(primal.getArgumentName(arg.getArgNumber()), "")});
+          {it->second, attrs(primal.getArgumentName(arg.getArgNumber()), "",
+                             primal.getArgAttrDict(arg.getArgNumber()))});
   }
   for (auto [index, arg] : llvm::enumerate(savedArguments))
     ordered.push_back({arg, attrs(("saved" + Twine(index)).str(), "saved")});
   for (auto [index, arg] : llvm::enumerate(resultGradients))
-    ordered.push_back(
-        {arg, attrs("d_" + resultName(primal, index), "grad_output")});
+    ordered.push_back({arg, attrs("d_" + resultName(primal, index),
+                                  "grad_output",
+                                  primal.getResultAttrDict(index))});
 
   SmallVector<Type> argTypes;
   SmallVector<Attribute> argAttrs;
@@ -605,13 +655,18 @@ void Differentiator::buildForward() {
   auto ret = cast<hg::ReturnOp>(to.getTerminator());
   SmallVector<Value> results(ret.getOperands());
   SmallVector<Attribute> resultAttrs;
-  auto attrs = [&](StringRef name, StringRef role) {
-    return DictionaryAttr::get(
-        ctx, {builder.getNamedAttr(kName, builder.getStringAttr(name)),
-              builder.getNamedAttr(kRole, builder.getStringAttr(role))});
+  auto attrs = [&](StringRef name, StringRef role,
+                   DictionaryAttr primalAttrs = {}) {
+    SmallVector<NamedAttribute, 3> list{
+        builder.getNamedAttr(kName, builder.getStringAttr(name)),
+        builder.getNamedAttr(kRole, builder.getStringAttr(role))};
+    if (std::optional<NamedAttribute> layout = materializationOf(primalAttrs))
+      list.push_back(*layout);
+    return DictionaryAttr::get(ctx, list);
   };
   for (unsigned i = 0, e = results.size(); i < e; ++i)
-    resultAttrs.push_back(attrs(resultName(primal, i), "output"));
+    resultAttrs.push_back(attrs(resultName(primal, i), "output",
+                                primal.getResultAttrDict(i)));
   for (auto [index, value] : llvm::enumerate(savedValues)) {
     results.push_back(toCopy.lookup(value));
     resultAttrs.push_back(attrs(("saved" + Twine(index)).str(), "saved"));
@@ -626,7 +681,7 @@ void Differentiator::buildForward() {
 }
 
 LogicalResult Differentiator::run() {
-  if (failed(findActiveValues()))
+  if (failed(findActiveValues()) || failed(checkCompactValues()))
     return failure();
   SymbolTable symbols(primal->getParentOp());
   for (StringRef suffix : {"_fwd", "_bwd"})
