@@ -11,7 +11,9 @@ canonical edge order, no fused kernels. Values are NumPy arrays in the dtype
 asked for (float64 for the reference; float32 to estimate how much rounding
 alone moves a result):
 
-- node-wise `[N, width]`, edge-wise `[E, width]` (user edge order);
+- node-wise `[N, width]`, edge-wise `[E, width]` (user edge order), or
+  `[P, width]` for an argument or result marked compact (one row per unique
+  (source, edge type) pair, sorted by type, then source);
 - weights `[K, *slice]` with `K = T` (node), `R` (edge), or just `slice`
   (single), where a slice is `[n]`, `[in, out]` or `[H, in/H, out/H]`.
 
@@ -151,6 +153,12 @@ class Function:
     result_types: List[object]
     ops: List[Op]
     results: List[str] = field(default_factory=list)
+    # Results with `hgraph.materialization = #hgraph.materialization<compact>`.
+    compact_results: List[bool] = field(default_factory=list)
+
+    def arg_compact(self, index: int) -> bool:
+        """An edge-wise argument given as one row per (source, edge type) pair."""
+        return "compact" in self.args[index][2]
 
     def arg_name(self, index: int) -> str:
         """The entry point's name of argument `index` (hgraph.name, else arg<k>)."""
@@ -160,6 +168,7 @@ class Function:
 
 _ARG = re.compile(r"%([\w$.-]+)\s*:\s*(!hgraph\.\w+(?:<[^>]*>)?)\s*(\{[^}]*\})?")
 _NAMED_STR = re.compile(r'([\w.]+)\s*=\s*"([^"]*)"')
+_COMPACT = "#hgraph.materialization<compact>"
 
 
 def parse_functions(text: str) -> List[Function]:
@@ -223,16 +232,20 @@ def _parse_signature(line: str) -> Function:
         if not am:
             raise ValueError(f"cannot parse the argument {arg!r}")
         attrs = dict(_NAMED_STR.findall(am.group(3) or ""))
+        if _COMPACT in (am.group(3) or ""):
+            attrs["compact"] = "true"
         args.append((am.group(1), parse_type(am.group(2)), attrs))
     rest = line[close + 1:].strip()
     rest = re.sub(r"\s*attributes\s*\{.*\}\s*\{$", "{", rest)[:-1].strip()
-    results = []
+    results, compact = [], []
     if rest.startswith("->"):
         text = rest[2:].strip()
         if text.startswith("("):
             text = text[1:-1]
-        results = [parse_type(re.sub(r"\s*\{[^}]*\}$", "", t)) for t in _split_top(text)]
-    return Function(m.group(1), args, results, [])
+        for t in _split_top(text):
+            results.append(parse_type(re.sub(r"\s*\{[^}]*\}$", "", t)))
+            compact.append(_COMPACT in t)
+    return Function(m.group(1), args, results, [], compact_results=compact)
 
 
 def _parse_op(line: str) -> Op:
@@ -316,6 +329,14 @@ class Graph:
 
     def count(self, ids: np.ndarray, n: int) -> np.ndarray:
         return np.bincount(ids, minlength=n)[:n]
+
+    def pairs(self) -> Tuple[np.ndarray, np.ndarray]:
+        """The unique (source, edge type) pairs sorted by (type, source): the
+        rows of a compact value. Returns (pair of each edge, first edge of
+        each pair)."""
+        key = self.etype * max(self.N, 1) + self.src
+        _, first, pair = np.unique(key, return_index=True, return_inverse=True)
+        return pair.reshape(-1), first
 
 
 def _domain_rows(graph: Graph, domain: str) -> int:
@@ -502,13 +523,22 @@ def evaluate(func: Function, graph: Graph, inputs: Dict[str, np.ndarray],
              dtype=np.float64) -> Run:
     """Evaluates `func`; `inputs` maps entry-point argument names to arrays."""
     values: Dict[str, np.ndarray] = {}
+    pair, first = graph.pairs()
     for index, (ssa, type_, _) in enumerate(func.args):
         if isinstance(type_, GraphT):
             continue
         values[ssa] = np.asarray(inputs[func.arg_name(index)], dtype)
+        if func.arg_compact(index):   # one row per pair: every edge reads its pair's
+            values[ssa] = values[ssa][pair]
     for op in func.ops:
         values[op.result] = _forward(op, [values.get(o) for o in op.operands], graph, dtype)
-    return Run(values, [values[r] for r in func.results], dtype)
+    results = [values[r][first] if compact else values[r]
+               for r, compact in zip(func.results, _compact_results(func))]
+    return Run(values, results, dtype)
+
+
+def _compact_results(func: Function) -> List[bool]:
+    return func.compact_results or [False] * len(func.results)
 
 
 def _forward(op: Op, xs: list, graph: Graph, dtype):
@@ -608,8 +638,14 @@ def vjp(func: Function, graph: Graph, run: Run, cotangents: List[np.ndarray]
     def add(name, g):
         grads[name] = grads[name] + g if name in grads else np.asarray(g, dtype).copy()
 
-    for name, cot in zip(func.results, cotangents):
-        add(name, np.asarray(cot, dtype))
+    pair, first = graph.pairs()
+    for name, cot, compact in zip(func.results, cotangents, _compact_results(func)):
+        cot = np.asarray(cot, dtype)
+        if compact:   # a pair's row is the value at any of its edges: take the first
+            edges = np.zeros((graph.E,) + cot.shape[1:], dtype)
+            edges[first] = cot
+            cot = edges
+        add(name, cot)
     for op in reversed(func.ops):
         dy = grads.get(op.result)
         if dy is None or op.name in NOT_DIFFERENTIABLE:
@@ -623,7 +659,12 @@ def vjp(func: Function, graph: Graph, run: Run, cotangents: List[np.ndarray]
     for index, (ssa, type_, _) in enumerate(func.args):
         if isinstance(type_, GraphT):
             continue
-        out[func.arg_name(index)] = grads.get(ssa, np.zeros_like(run.values[ssa]))
+        grad = grads.get(ssa, np.zeros_like(run.values[ssa]))
+        if func.arg_compact(index):   # every edge of a pair read the pair's row
+            per_pair = np.zeros((len(first),) + grad.shape[1:], dtype)
+            np.add.at(per_pair, pair, grad)
+            grad = per_pair
+        out[func.arg_name(index)] = grad
     return out
 
 

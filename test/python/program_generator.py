@@ -67,6 +67,9 @@ class Value:
     type: object
     cost: int          # row-wise ops a consumer re-evaluates (1: stored)
     uses: int = 0
+    # Edge-wise and a function of the source node and the edge type only:
+    # it may be returned compact (one row per unique pair).
+    src_only: bool = False
 
 
 @dataclasses.dataclass
@@ -92,7 +95,7 @@ class _Builder:
         self.rng = rng
         self.training = training
         self.name = name
-        self.args: List[Tuple[str, object]] = []
+        self.args: List[Tuple[str, object, bool]] = []   # (ssa, type, compact)
         self.values: List[Value] = []
         self.weight_values: List[Value] = []
         self.lines: List[str] = []
@@ -113,14 +116,19 @@ class _Builder:
 
     # -- values
     def new_arg(self, type_, prefix: str) -> Value:
-        index = sum(1 for _, t in self.args if type(t) is type(type_))
+        index = sum(1 for _, t, _ in self.args if type(t) is type(type_))
         ssa = f"{prefix}{index}"
-        self.args.append((ssa, type_))
-        value = Value(ssa, type_, 1)
+        # An edge-wise input given once per (source, edge type) pair (not
+        # differentiable: hgraph-autodiff reports it).
+        compact = not self.training and isinstance(type_, Feature) and \
+            type_.domain == "edge" and self.chance(0.2)
+        self.args.append((ssa, type_, compact))
+        value = Value(ssa, type_, 1, src_only=compact)
         (self.weight_values if isinstance(type_, Weight) else self.values).append(value)
         return value
 
-    def emit(self, op: str, body: str, types: str, result_type, operands: List[Value]) -> Value:
+    def emit(self, op: str, body: str, types: str, result_type, operands: List[Value],
+             src_only: Optional[bool] = None) -> Value:
         ssa = f"v{self.count}"
         self.count += 1
         self.lines.append(f"  %{ssa} = hgraph.{op} {body} : {types}".replace("  :", " :"))
@@ -128,7 +136,12 @@ class _Builder:
             operand.uses += 1
         cost = 1 if op in _STORED else 1 + sum(o.cost for o in operands
                                                 if not isinstance(o.type, Weight))
-        value = Value(ssa, result_type, cost)
+        features = [o for o in operands if isinstance(o.type, Feature)]
+        if src_only is None:   # row-wise math of edge values keeps the property
+            src_only = all(o.type.domain == "edge" and o.src_only for o in features)
+        src_only = src_only and isinstance(result_type, Feature) and \
+            result_type.domain == "edge"
+        value = Value(ssa, result_type, cost, src_only=src_only)
         (self.weight_values if isinstance(result_type, Weight) else self.values).append(value)
         return value
 
@@ -187,7 +200,8 @@ class _Builder:
         w = self.weight(Weight(index, shape))
         t = " transpose" if transpose else ""
         return self.emit("typed_linear", f"%{w.ssa}, %{x.ssa} from {frm}{t}",
-                         f"{w.type.text()}, {xt.text()} -> {out.text()}", out, [w, x])
+                         f"{w.type.text()}, {xt.text()} -> {out.text()}", out, [w, x],
+                         src_only=frm == "src" or (frm == "edge" and x.src_only))
 
     def weight_product(self, want: Weight) -> Optional[Value]:
         """R = A · B with R of type `want` (forward-only programs)."""
@@ -248,7 +262,7 @@ class _Builder:
         out = Feature("edge", x.type.width, x.type.heads)
         frm = self.choice(["src", "dst"])
         return self.emit("gather", f"%{x.ssa} from {frm}", f"{x.type.text()} -> {out.text()}",
-                         out, [x])
+                         out, [x], src_only=frm == "src")
 
     def op_aggregate(self):
         x = self.any_feature("edge")
@@ -262,7 +276,8 @@ class _Builder:
     def op_edge_softmax(self):
         x = self.pick(lambda t: isinstance(t, Feature) and t.domain == "edge" and t.width <= 4)
         x = x if x is not None else self.any_feature("edge")
-        return self.emit("edge_softmax", f"%{x.ssa}", x.type.text(), x.type, [x])
+        return self.emit("edge_softmax", f"%{x.ssa}", x.type.text(), x.type, [x],
+                         src_only=False)
 
     def op_dot(self):
         x = self.any_feature()
@@ -336,7 +351,8 @@ class _Builder:
         out = self.feature()
         index = self.choice(["single", out.domain])
         w = self.weight(Weight(index, (out.width,)))
-        v = self.emit("typed_vector", f"%{w.ssa}", f"{w.type.text()} -> {out.text()}", out, [w])
+        v = self.emit("typed_vector", f"%{w.ssa}", f"{w.type.text()} -> {out.text()}", out, [w],
+                      src_only=True)
         x = self.obtain(out)
         op = self.choice(["mul", "add", "dot"])
         if op == "dot":
@@ -349,11 +365,11 @@ class _Builder:
     def op_norm(self):
         op = self.choice(["relation_norm", "degree_norm"])
         out = Feature("edge", 1, 1)
-        return self.emit(op, "%g", f"!hgraph.graph -> {out.text()}", out, [])
+        return self.emit(op, "%g", f"!hgraph.graph -> {out.text()}", out, [], src_only=False)
 
     def op_zeros(self):
         out = self.feature()
-        value = self.emit("zeros", "", out.text(), out, [])
+        value = self.emit("zeros", "", out.text(), out, [], src_only=True)
         x = self.obtain(out)
         return self.emit("add", f"%{x.ssa}, %{value.ssa}", out.text(), out, [x, value])
 
@@ -421,10 +437,14 @@ class _Builder:
             results.append(results[0])          # one value returned twice
         if self.chance(0.05):
             results.append(self.values[0])      # an argument returned as is
-        args = ["%g: !hgraph.graph"] + [f'%{ssa}: {t.text()} {{hgraph.name = "{ssa}"}}'
-                                         for ssa, t in self.args]
-        result_types = ", ".join(r.type.text() for r in results)
-        if len(results) > 1:
+        compact = ", hgraph.materialization = #hgraph.materialization<compact>"
+        args = ["%g: !hgraph.graph"] + [
+            f'%{ssa}: {t.text()} {{hgraph.name = "{ssa}"{compact if c else ""}}}'
+            for ssa, t, c in self.args]
+        marked = [r.src_only and not self.training and self.chance(0.3) for r in results]
+        result_types = ", ".join(r.type.text() + (" {" + compact[2:] + "}" if m else "")
+                                 for r, m in zip(results, marked))
+        if len(results) > 1 or any(marked):
             result_types = f"({result_types})"
         head = f"hgraph.func @{self.name}({', '.join(args)}) -> {result_types} {{"
         ret = (f"  hgraph.return {', '.join('%' + r.ssa for r in results)} : "
@@ -666,12 +686,14 @@ def typed_endpoints(index: int) -> bool:
 
 def _inputs(func: hi.Function, graph: hi.Graph, rng) -> Dict[str, np.ndarray]:
     values = {}
+    pairs = len(graph.pairs()[1])
     for index, (_, type_, _) in enumerate(func.args):
         if isinstance(type_, hi.GraphT):
             continue
         name = func.arg_name(index)
         if isinstance(type_, Feature):
             rows = graph.N if type_.domain == "node" else graph.E
+            rows = pairs if func.arg_compact(index) else rows
             values[name] = rng.standard_normal((rows, type_.width)).astype(np.float32)
         else:
             lead = () if type_.index == "single" else (
@@ -708,7 +730,11 @@ class _Canonical:
 
 
 def _edge_wise(type_) -> bool:
+    """Rows in edge order (a compact value, COMPACT, is in pair order)."""
     return isinstance(type_, Feature) and type_.domain == "edge"
+
+
+COMPACT = "compact"
 
 
 def _call(entry, arrays, given: Dict[str, np.ndarray], symbols):
@@ -729,7 +755,10 @@ def _call(entry, arrays, given: Dict[str, np.ndarray], symbols):
 def check_program(program: Program, lib, graphs, seed: int, report: Report):
     from hector import graph as hgraph
     func = program.function
-    arg_types = {func.arg_name(i): t for i, (_, t, _) in enumerate(func.args)}
+    arg_types = {func.arg_name(i): COMPACT if func.arg_compact(i) else t
+                 for i, (_, t, _) in enumerate(func.args)}
+    result_types = [COMPACT if c else t for t, c in
+                    zip(func.result_types, func.compact_results or [False] * len(func.results))]
     for g_index, (kind, graph) in enumerate(graphs):
         report.pairs += 1
         rng = np.random.default_rng([seed, program.seed, g_index])
@@ -760,28 +789,28 @@ def check_program(program: Program, lib, graphs, seed: int, report: Report):
             continue
         ok = all(compare(f"result{i}", outputs[f"result{i}"], ref, ref32, rt)
                  for i, (ref, ref32, rt) in enumerate(zip(run.results, run32.results,
-                                                          func.result_types)))
+                                                          result_types)))
         if program.training and ok:
             ok = _check_training(program, func, lib, graph, kind, run, run32, inputs,
-                                 lib_inputs, arrays, symbols, canon, arg_types, rng, compare,
-                                 report)
+                                 lib_inputs, arrays, symbols, canon, arg_types, result_types,
+                                 rng, compare, report)
         report.compared += 1
 
 
 def _check_training(program, func, lib, graph, kind, run, run32, inputs, lib_inputs, arrays,
-                    symbols, canon, arg_types, rng, compare, report) -> bool:
+                    symbols, canon, arg_types, result_types, rng, compare, report) -> bool:
     fwd, bwd = lib.training_entries(program.name)
     try:
         saved = _call(fwd, arrays, lib_inputs, symbols)
     except Exception as err:   # noqa: BLE001
         report.failures.append(Failure(program, kind, "calling the training forward", repr(err)))
         return False
-    for i, (ref, ref32, rt) in enumerate(zip(run.results, run32.results, func.result_types)):
+    for i, (ref, ref32, rt) in enumerate(zip(run.results, run32.results, result_types)):
         if not compare(f"training forward result{i}", saved[f"result{i}"], ref, ref32, rt):
             return False
     cotangents = [rng.standard_normal(r.shape).astype(np.float32) for r in run.results]
     given = dict(lib_inputs, **saved)
-    for i, (cot, rt) in enumerate(zip(cotangents, func.result_types)):
+    for i, (cot, rt) in enumerate(zip(cotangents, result_types)):
         given[f"d_result{i}"] = canon.to_library(cot, rt)
     try:
         grads = _call(bwd, arrays, given, symbols)

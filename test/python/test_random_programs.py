@@ -60,6 +60,38 @@ def test_programs_use_every_op():
     assert ops <= seen, ops - seen
 
 
+COMPACT = ("hgraph.materialization = #hgraph.materialization<compact>")
+COMPACT_PROGRAM = f"""
+hgraph.func @compact(%g: !hgraph.graph, %h: !hgraph.node<4xf32> {{hgraph.name = "h"}},
+    %x: !hgraph.edge<4xf32> {{hgraph.name = "x", {COMPACT}}},
+    %W: !hgraph.weight<edge, 4x8xf32> {{hgraph.name = "W"}})
+    -> (!hgraph.edge<4xf32> {{{COMPACT}}}, !hgraph.edge<8xf32> {{{COMPACT}}},
+        !hgraph.edge<4xf32>, !hgraph.node<8xf32>) {{
+  %s = hgraph.gather %h from src : !hgraph.node<4xf32> -> !hgraph.edge<4xf32>
+  %t = hgraph.tanh %x : !hgraph.edge<4xf32>
+  %y = hgraph.add %s, %t : !hgraph.edge<4xf32>
+  %z = hgraph.typed_linear %W, %y from edge : !hgraph.weight<edge, 4x8xf32>, !hgraph.edge<4xf32> -> !hgraph.edge<8xf32>
+  %o = hgraph.aggregate sum %z : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
+  hgraph.return %y, %z, %y, %o : !hgraph.edge<4xf32>, !hgraph.edge<8xf32>, !hgraph.edge<4xf32>, !hgraph.node<8xf32>
+}}
+"""
+
+
+@pytest.mark.parametrize("variant", ["unopt", "both"])
+def test_compact_arguments_and_results(variant, tmp_path):
+    """Row math on a compact argument returned compact, and a typed linear
+    map of it (compacted by --variant=both), against the interpreter.
+    hectorc used to reject the program (found by program_generator.py)."""
+    import hector
+    program = pg.Program("compact", 0, False, COMPACT_PROGRAM)
+    lib = hector.compile(program.text, "cpu", flags=[f"--variant={variant}"],
+                         cache_dir=str(tmp_path))
+    report = pg.Report()
+    pg.check_program(program, lib, pg.random_graphs(np.random.default_rng(1)), 0, report)
+    assert not report.failures, "\n".join(map(str, report.failures))
+    assert report.compared == 3
+
+
 # ---- the interpreter against independent references ---------------------------
 
 def _graph(rng):
