@@ -530,8 +530,11 @@ def evaluate(func: Function, graph: Graph, inputs: Dict[str, np.ndarray],
         values[ssa] = np.asarray(inputs[func.arg_name(index)], dtype)
         if func.arg_compact(index):   # one row per pair: every edge reads its pair's
             values[ssa] = values[ssa][pair]
-    for op in func.ops:
-        values[op.result] = _forward(op, [values.get(o) for o in op.operands], graph, dtype)
+    # Overflow is not an error here: callers judge the values (inf included).
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        for op in func.ops:
+            values[op.result] = _forward(op, [values.get(o) for o in op.operands], graph,
+                                         dtype)
     results = [values[r][first] if compact else values[r]
                for r, compact in zip(func.results, _compact_results(func))]
     return Run(values, results, dtype)
@@ -651,8 +654,9 @@ def vjp(func: Function, graph: Graph, run: Run, cotangents: List[np.ndarray]
         if dy is None or op.name in NOT_DIFFERENTIABLE:
             continue
         xs = [run.values.get(o) for o in op.operands]
-        for operand, g in zip(op.operands, _backward(op, xs, run.values[op.result], dy,
-                                                      graph, dtype)):
+        with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+            contributions = _backward(op, xs, run.values[op.result], dy, graph, dtype)
+        for operand, g in zip(op.operands, contributions):
             if g is not None:
                 add(operand, g)
     out = {}

@@ -586,7 +586,8 @@ def ill_conditioned(func: hi.Function, run: hi.Run, graph: hi.Graph,
                     gradients: bool) -> Optional[str]:
     """Why float32 cannot be compared with float64 on this run, or None."""
     def near_zero(x):
-        scale = np.sqrt(np.mean(x * x)) if x.size else 0.0
+        with np.errstate(over="ignore"):
+            scale = np.sqrt(np.mean(x * x)) if x.size else 0.0
         small = np.abs(x) < 1e-4 * max(scale, 1e-3)
         return bool(np.any(small & (x != 0)))
 
