@@ -4,7 +4,8 @@
 The seeds are the hgraph models the repository already has: examples/*.mlir,
 the models of examples/generate.py at small widths, every `// -----` case of
 the hgraph lit tests (test/Dialect/HGraph, test/Transforms, test/hectorc)
-with their comment lines removed. Deterministic: running it again writes the
+with their comment lines removed, and a few programs of
+test/python/program_generator.py. Deterministic: running it again writes the
 same files.
 
     python3 test/fuzz/make-corpus.py            # rewrites test/fuzz/corpus
@@ -21,7 +22,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 CORPUS = os.path.join(ROOT, "test", "fuzz", "corpus")
 LIT_DIRS = ("test/Dialect/HGraph", "test/Transforms", "test/hectorc")
 GENERATED = [("rgcn", 8, 1), ("rgat", 8, 2), ("hgt", 8, 2), ("rgat", 4, 4), ("hgt", 3, 1)]
-RANDOM_PROGRAMS = 0
+RANDOM_PROGRAMS = 24
 MAX_BYTES = 16 * 1024   # hectorc-fuzzer skips larger inputs
 
 
