@@ -490,15 +490,25 @@ def typed_endpoint_graph(rng: np.random.Generator) -> Tuple[str, hi.Graph]:
     return _graph("typed_endpoints", node_type, src[perm], dst[perm], etype[perm], t, r)
 
 
-def random_graphs(rng: np.random.Generator, typed_endpoints: bool = False
-                  ) -> List[Tuple[str, hi.Graph]]:
+def large_graph(rng: np.random.Generator) -> Tuple[str, hi.Graph]:
+    """Tens of thousands of edges with skewed in-degrees: every parallel loop
+    of the CPU library runs in several chunks on several threads."""
+    n, t, r, e = 3000, 3, 12, 40000
+    dst = np.minimum((rng.pareto(1.2, e) * 20).astype(np.int64), n - 1)
+    return _graph("large", rng.integers(0, t, n), rng.integers(0, n, e), rng.permutation(dst),
+                  rng.integers(0, r, e), t, r)
+
+
+def random_graphs(rng: np.random.Generator, typed_endpoints: bool = False,
+                  large: bool = False) -> List[Tuple[str, hi.Graph]]:
     """Three graphs: a mixed one (types without nodes or edges, isolated
     nodes, self-loops, duplicate edges), one with a hub, and a degenerate one
     (no edges, or one node); with `typed_endpoints`, three graphs whose edge
-    types have fixed endpoint node types."""
+    types have fixed endpoint node types. `large` adds a large_graph."""
+    extra = [large_graph(rng)] if large else []
     if typed_endpoints:
-        return [typed_endpoint_graph(rng) for _ in range(3)]
-    graphs = []
+        return [typed_endpoint_graph(rng) for _ in range(3)] + extra
+    graphs = extra
     # Mixed: declared types beyond those used; nodes 0..n_live-1 only have edges.
     n = int(rng.integers(8, 40))
     t, r = int(rng.integers(1, 5)), int(rng.integers(1, 7))
@@ -829,9 +839,11 @@ def _check_training(program, func, lib, graph, kind, run, run32, inputs, lib_inp
     return ok
 
 
-def run_batch(index: int, count: int, training: bool, workdir: str, seed: int = 0) -> Report:
+def run_batch(index: int, count: int, training: bool, workdir: str, seed: int = 0,
+              large: bool = False) -> Report:
     """Generates `count` programs, compiles them into one CPU library with the
-    flags of batch `index`, and checks each on three random graphs."""
+    flags of batch `index`, and checks each on three random graphs (and a
+    large one with `large`)."""
     import hector
     report = Report()
     base = seed * 1_000_000 + index * 1000
@@ -863,7 +875,8 @@ def run_batch(index: int, count: int, training: bool, workdir: str, seed: int = 
                              flags=flags, cache_dir=os.path.join(workdir, "cache"))
         programs = good
     report.compile_seconds += time.time() - start
-    graphs = random_graphs(np.random.default_rng([seed, index, 7]), typed_endpoints(index))
+    graphs = random_graphs(np.random.default_rng([seed, index, 7]), typed_endpoints(index),
+                           large)
     for program in programs:
         check_program(program, lib, graphs, seed, report)
     return report
@@ -879,6 +892,8 @@ def main(argv=None) -> int:
                         help="print the program of SEED (with --mode training: its training "
                              "variant) and exit")
     parser.add_argument("--keep", metavar="DIR", help="write failing programs to DIR")
+    parser.add_argument("--large", action="store_true",
+                        help="also check every program on a graph of 40,000 edges (slower)")
     args = parser.parse_args(argv)
     if args.show is not None:
         sys.stdout.write(generate(args.show, args.mode == "training").text)
@@ -889,7 +904,8 @@ def main(argv=None) -> int:
     with tempfile.TemporaryDirectory() as workdir:
         for index in range(args.batches):
             for training in modes:
-                report = run_batch(index, args.per_batch, training, workdir, args.seed)
+                report = run_batch(index, args.per_batch, training, workdir, args.seed,
+                                   args.large)
                 total.add(report)
                 for failure in report.failures:
                     print(f"FAIL {failure}\n")
