@@ -7,8 +7,10 @@
 // and, for the CPU target, the LLVM dialect and the translation to LLVM IR
 // (everything short of machine code and the external linker).
 //
-// Which hectorc options an input runs with is decided by a hash of its
-// bytes (so a reproducer reproduces); HECTOR_FUZZ_VERBOSE=1 prints them, and
+// Which hectorc options an input runs with (target, --training, --save,
+// --variant, --split-softmax, --typed-endpoints, --graph-sizes,
+// --host-resident) is decided by a hash of its bytes (so a reproducer
+// reproduces); HECTOR_FUZZ_VERBOSE=1 prints them, and
 // `hectorc` with those options reproduces a crash outside the fuzzer.
 //
 // A crash (a signal, an AddressSanitizer report) or an input that runs past
@@ -57,8 +59,8 @@ struct Config {
 };
 
 /// The configuration of an input: bits of a hash of its bytes pick the
-/// target, --training and --save, --variant, --split-softmax and
-/// --typed-endpoints.
+/// target (and --host-resident), --training and --save, --variant,
+/// --split-softmax, --typed-endpoints and --graph-sizes.
 Config configFor(llvm::StringRef text) {
   uint64_t bits = llvm::xxh3_64bits(text);
   auto take = [&](unsigned count) {
@@ -76,6 +78,10 @@ Config configFor(llvm::StringRef text) {
     config.flags += " --target=cuda --emit=gpu";
     if (!options.gpuTemplates)
       config.flags += " --gpu-templates=false";
+    if (take(2) == 0) { // the examples' node features are named h
+      options.hostResident = {"h"};
+      config.flags += " --host-resident=h";
+    }
   } else {
     options.optLevel = 0;
     config.translate = true;
@@ -99,6 +105,19 @@ Config configFor(llvm::StringRef text) {
   if (take(4) == 0) {
     options.typedEndpoints = true;
     config.flags += " --typed-endpoints";
+  }
+  // Graph sizes that make compaction and reordering pay, or not.
+  switch (take(4)) {
+  case 0:
+    options.graphSizes = "num-nodes=100 num-edges=1000000 num-pairs=100";
+    config.flags += " --graph-sizes=N=100,E=1000000,P=100";
+    break;
+  case 1:
+    options.graphSizes = "num-nodes=100000 num-edges=100001 num-pairs=100001";
+    config.flags += " --graph-sizes=N=100000,E=100001,P=100001";
+    break;
+  default:
+    break;
   }
   return config;
 }
