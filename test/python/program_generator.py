@@ -10,16 +10,17 @@ typed vectors, gathers, aggregations (sum, mean, max; to dst and to src),
 edge softmax, dot, scale, concat, slice, element-wise math, relation and
 degree norms, zeros, and in forward-only programs the ops autodiff cannot
 differentiate (equal, leaky_relu_grad, weight_grad, type_sum,
-weight_product). Each runs on random graphs with the edge cases that break
-kernels: edge types and node types without edges or nodes, isolated nodes,
-self-loops, duplicate edges, a hub with hundreds of incoming edges, a graph
-without edges and a graph of one node.
+weight_product) and compact edge-wise arguments and results. Each runs on
+random graphs with the edge cases that break kernels: edge types and node
+types without edges or nodes, isolated nodes, self-loops, duplicate edges, a
+hub with hundreds of incoming edges, a graph without edges and a graph of one
+node (--large adds one of 40,000 edges).
 
 Known compile-time problems are kept out on purpose, so that what fails here
 is a wrong answer, not a known issue: hectorc re-expands shared row-wise
-subexpressions in every consumer (issue 16, item 5), so the row-wise
-expression under any stored value is capped at MAX_ROW_COST ops, and
-programs are short (no deep chains).
+subexpressions in every consumer (issue 16, item 5), so a value whose
+row-wise expression has grown past MAX_ROW_COST ops is no longer used as an
+operand, and programs are short (no deep chains).
 
 A (program, graph) pair is compared only where the comparison means
 something in float32: no overflow, no division by a value near 0, and (for
@@ -28,6 +29,7 @@ rounding of a kink of relu / leaky_relu or of a tie of `aggregate max`
 that float64 does not also see as exact. Skipped pairs are counted.
 
     python3 test/python/program_generator.py --batches 20 --seed 100   # a longer run
+    python3 test/python/program_generator.py --batches 5 --large       # + 40K edges
     python3 test/python/program_generator.py --show 7                  # print program 7
 
 The pytest entry is test_random_programs.py (a few hundred programs in CI).
