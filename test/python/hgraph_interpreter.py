@@ -506,6 +506,29 @@ def _weight_product(a, atype: Weight, b, btype: Weight, rtype: Weight, graph: Gr
     return out[0] if rtype.index == "single" else out
 
 
+def _weight_product_vjp(xs, types, rtype: Weight, dy, graph: Graph) -> list:
+    """Gradients of R = A · B as matrices (dA = dR · Bᵀ, dB = Aᵀ · dR), each
+    back in its operand's layout: a vector flattened, a per-head slice's
+    diagonal blocks, a single weight applied to every type summed over them."""
+    (a, b), (atype, btype) = xs, types
+    ma, mb = _as_2d(a, atype, True), _as_2d(b, btype, False)
+    if rtype.is_vector:   # a row (vector · matrix) or a column (matrix · vector)
+        d = dy if rtype.index != "single" else dy[None]
+        d = d[:, None, :] if atype.is_vector else d[:, :, None]
+    else:
+        d = _as_matrices(dy, rtype)
+    grads = []
+    for full, wtype in ((d @ np.swapaxes(mb, 1, 2), atype), (np.swapaxes(ma, 1, 2) @ d, btype)):
+        if wtype.index == "single" and full.shape[0] > 1:
+            full = full.sum(axis=0, keepdims=True)
+        if wtype.is_vector:
+            full = full.reshape(full.shape[0], -1)
+            grads.append(full[0] if wtype.index == "single" else full)
+        else:
+            grads.append(_from_matrices(full, wtype))
+    return grads
+
+
 # ---- evaluation ---------------------------------------------------------------
 
 ELEMENTWISE = {"add", "sub", "mul", "div", "neg", "exp", "relu", "tanh", "sigmoid",
@@ -598,6 +621,9 @@ def _forward(op: Op, xs: list, graph: Graph, dtype):
     if name == "weight_product":
         return _weight_product(xs[0], op.operand_types[0], xs[1], op.operand_types[1], t,
                                graph, a.get("node_of"))
+    if name == "weight_outer":
+        u, v = (x if t.index != "single" else x[None] for x in xs)
+        return _from_matrices(u[:, :, None] * v[:, None, :], t)
     if name == "aggregate":
         return _aggregate(xs[0], graph, a["kind"], a.get("to", "dst"))
     if name == "edge_softmax":
@@ -754,6 +780,8 @@ def _backward(op: Op, xs: list, y, dy, graph: Graph, dtype) -> list:
         if s.shape[1] == 1:
             ds = ds.sum(axis=1, keepdims=True)
         return [ds, dx]
+    if name == "weight_product":
+        return _weight_product_vjp(xs, op.operand_types, op.result_type, dy, graph)
     if name == "concat":
         h = op.result_type.heads
         view = _heads_view(dy, h)

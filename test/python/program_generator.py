@@ -9,8 +9,9 @@ weights, matrix and per-head slices, from node/src/dst/edge, transposed),
 typed vectors, gathers, aggregations (sum, mean, max; to dst and to src),
 edge softmax, dot, scale, concat, slice, element-wise math, relation and
 degree norms, zeros, and in forward-only programs the ops autodiff cannot
-differentiate (equal, leaky_relu_grad, weight_grad, type_sum,
-weight_product) and compact edge-wise arguments and results. Each runs on
+differentiate (equal, leaky_relu_grad, weight_grad, type_sum, weight_outer,
+weight_products other than a matrix times a vector indexed alike) and
+compact edge-wise arguments and results. Each runs on
 random graphs with the edge cases that break kernels: edge types and node
 types without edges or nodes, isolated nodes, self-loops, duplicate edges, a
 hub with hundreds of incoming edges, a graph without edges and a graph of one
@@ -89,7 +90,7 @@ class Program:
 # Ops whose result is stored by the lowering (consumers read it, they do not
 # re-evaluate it).
 _STORED = {"typed_linear", "aggregate", "edge_softmax", "concat", "weight_grad", "type_sum",
-           "weight_product"}
+           "weight_product", "weight_outer"}
 
 
 class _Builder:
@@ -174,10 +175,13 @@ class _Builder:
         existing = [w for w in self.weight_values if w.type == type_]
         if existing and self.chance(0.35):
             return self.choice(existing)   # a weight used twice: gradients add up
-        if not self.training and type_.index != "node" and self.chance(0.15):
-            made = self.weight_product(type_)
-            if made is not None:
-                return made
+        if self.chance(0.15):
+            # Autodiff differentiates a matrix times a vector indexed alike;
+            # weight_outer (a gradient op) only appears in forward programs.
+            if not self.training and not type_.is_vector and self.chance(0.4):
+                return self.weight_outer(type_)
+            if not self.training or type_.is_vector:
+                return self.weight_product(type_)
         return self.new_arg(type_, "W")
 
     # -- ops
@@ -205,10 +209,11 @@ class _Builder:
                          f"{w.type.text()}, {xt.text()} -> {out.text()}", out, [w, x],
                          src_only=frm == "src" or (frm == "edge" and x.src_only))
 
-    def weight_product(self, want: Weight) -> Optional[Value]:
-        """R = A · B with R of type `want` (forward-only programs)."""
+    def weight_product(self, want: Weight) -> Value:
+        """R = A · B with R of type `want` (in training programs: a matrix
+        and a vector indexed alike)."""
         kinds = [(want.index, want.index), ("single", want.index), (want.index, "single")]
-        ai, bi = self.choice(kinds)
+        ai, bi = self.choice(kinds[:1] if self.training else kinds)
         if want.is_vector:
             (m,) = want.shape
             n = self.choice(WIDTHS)
@@ -227,6 +232,18 @@ class _Builder:
         b = self.new_arg(Weight(bi, b_shape), "W")
         return self.emit("weight_product", f"%{a.ssa}, %{b.ssa}",
                          f"{a.type.text()}, {b.type.text()} -> {want.text()}", want, [a, b])
+
+    def weight_outer(self, want: Weight) -> Value:
+        """R = u ⊗ v with R a matrix or per-head weight (forward programs)."""
+        if want.is_per_head:
+            h, a, b = want.shape
+            m, n = h * a, h * b
+        else:
+            m, n = want.shape
+        u = self.new_arg(Weight(want.index, (m,)), "W")
+        v = self.new_arg(Weight(want.index, (n,)), "W")
+        return self.emit("weight_outer", f"%{u.ssa}, %{v.ssa}",
+                         f"{u.type.text()}, {v.type.text()} -> {want.text()}", want, [u, v])
 
     def step(self) -> Optional[Value]:
         ops = {"typed_linear": 3.0, "gather": 1.5, "aggregate": 2.0, "edge_softmax": 1.2,

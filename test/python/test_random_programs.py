@@ -56,7 +56,8 @@ def test_programs_use_every_op():
     ops = {"typed_linear", "typed_vector", "gather", "aggregate", "edge_softmax", "dot",
            "scale", "concat", "slice", "add", "sub", "mul", "div", "neg", "exp", "relu",
            "tanh", "sigmoid", "leaky_relu", "const_scale", "relation_norm", "degree_norm",
-           "zeros", "equal", "leaky_relu_grad", "weight_grad", "type_sum", "weight_product"}
+           "zeros", "equal", "leaky_relu_grad", "weight_grad", "type_sum", "weight_product",
+           "weight_outer"}
     assert ops <= seen, ops - seen
 
 
