@@ -661,26 +661,23 @@ LogicalResult FunctionLowering::traverse(bool edgeDomain,
   Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
   Value one = arith::ConstantIndexOp::create(builder, loc, 1);
   Value numHeads = arith::ConstantIndexOp::create(builder, loc, heads);
-  scf::ForOp::create(
-      builder, loc, zero, numHeads, one, ValueRange{},
-      [&](OpBuilder &b, Location, Value head, ValueRange) {
-        evaluator.startHead();
-        if (headWidth == 1) {
-          write(b, compute(b, evaluator, head, zero), head, zero);
-        } else {
-          for (Value root : roots)
-            evaluator.hoistPerHead(b, root, head);
-          Value width = arith::ConstantIndexOp::create(b, loc, headWidth);
-          scf::ForOp::create(
-              b, loc, zero, width, one, ValueRange{},
-              [&](OpBuilder &inner, Location, Value feature, ValueRange) {
-                write(inner, compute(inner, evaluator, head, feature), head,
-                      feature);
-                scf::YieldOp::create(inner, loc);
-              });
-        }
-        scf::YieldOp::create(b, loc);
-      });
+  // Each loop is created before its body is filled, so that the evaluator
+  // sees every block inside its parent (values hoisted per head are read in
+  // the feature loop).
+  auto headLoop = scf::ForOp::create(builder, loc, zero, numHeads, one);
+  OpBuilder b = OpBuilder::atBlockTerminator(headLoop.getBody());
+  Value head = headLoop.getInductionVar();
+  if (headWidth == 1) {
+    write(b, compute(b, evaluator, head, zero), head, zero);
+  } else {
+    for (Value root : roots)
+      evaluator.hoistPerHead(b, root, head);
+    Value width = arith::ConstantIndexOp::create(b, loc, headWidth);
+    auto featureLoop = scf::ForOp::create(b, loc, zero, width, one);
+    OpBuilder inner = OpBuilder::atBlockTerminator(featureLoop.getBody());
+    Value feature = featureLoop.getInductionVar();
+    write(inner, compute(inner, evaluator, head, feature), head, feature);
+  }
   ht::YieldOp::create(builder, loc);
   return success();
 }

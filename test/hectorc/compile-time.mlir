@@ -1,0 +1,18 @@
+// hectorc's work is linear in the size of its input (issue 16): shared
+// subexpressions are evaluated once, no walk recurses once per op, fused
+// traversal bodies are bounded, and widths are limited. Each program below
+// hung hectorc (2^depth re-expansions), or overflowed its stack, before;
+// each now takes about a second (the limit is 60 s).
+
+// A chain of `add %v, %v` 16 deep, and 12 steps of x * sigmoid(x):
+// forward and training, CPU libraries and CUDA up to the GPU dialect.
+// RUN: %python %hector_src_root/test/long_programs.py add 16 > %t.add.mlir
+// RUN: timeout 60 hectorc %t.add.mlir --target=cpu -o %t.add.so
+// RUN: timeout 60 hectorc %t.add.mlir --training --target=cpu -o %t.add-training.so
+// RUN: timeout 60 hectorc %t.add.mlir --target=cuda --emit=gpu -o /dev/null
+// RUN: timeout 60 hectorc %t.add.mlir --training --target=cuda --emit=gpu -o /dev/null
+// RUN: %python %hector_src_root/test/long_programs.py swish 12 > %t.swish.mlir
+// RUN: timeout 60 hectorc %t.swish.mlir --target=cpu -o %t.swish.so
+// RUN: timeout 60 hectorc %t.swish.mlir --training --target=cpu -o %t.swish-training.so
+// RUN: timeout 60 hectorc %t.swish.mlir --target=cuda --emit=gpu -o /dev/null
+// RUN: timeout 60 hectorc %t.swish.mlir --training --target=cuda --emit=gpu -o /dev/null
