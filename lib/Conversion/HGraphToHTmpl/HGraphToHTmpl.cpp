@@ -39,6 +39,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <functional>
@@ -103,6 +104,15 @@ constexpr GraphArrayInfo kGraphArrays[NumGraphArrays] = {
 constexpr llvm::StringLiteral kArgumentRoles[] = {"input", "weight", "saved",
                                                   "grad_output"};
 constexpr llvm::StringLiteral kResultRoles[] = {"output", "saved", "grad"};
+
+/// The most row-wise ops one traversal evaluates in its body, and the most a
+/// value read more than once may take. A larger expression is cut: some of
+/// its values are stored by traversals of their own (planFusion), so that
+/// every body, and the code LLVM compiles for it, stays small (register
+/// allocation is superlinear in a block's length). The three models'
+/// expressions have a fraction of either bound (at most 11 ops).
+constexpr int64_t kMaxFusedOps = 96;
+constexpr int64_t kMaxSharedOps = 24;
 
 /// What an htmpl.accumulate or store does with a computed value.
 enum class SinkKind { Store, Add, Max };
@@ -176,6 +186,8 @@ private:
   Value weightDestination(Value hgraphWeight);
 
   // Lowering of the ops that produce memory.
+  void planFusion();
+  LogicalResult storeRows(Value value);
   LogicalResult lower(Operation *op);
   LogicalResult lowerTypedLinear(hg::TypedLinearOp op);
   LogicalResult lowerWeightGrad(hg::WeightGradOp op);
@@ -222,6 +234,9 @@ private:
   /// Output buffers already written by the op that produces their value.
   llvm::SmallDenseSet<Value, 4> written;
   SmallVector<Value> temporaries;
+  /// Row-wise values stored where they are defined instead of being fused
+  /// into their consumers (planFusion).
+  llvm::DenseSet<Value> storedRows;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1340,6 +1355,62 @@ LogicalResult FunctionLowering::lowerReturn(hg::ReturnOp op) {
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// Chooses the row-wise values to store (storedRows), in one pass in program
+/// order. Each fused row-wise value keeps the set of row-wise ops its
+/// evaluation emits (itself and its fused operands' sets, shared ops once;
+/// at most kMaxFusedOps + 1 are kept). While that set is too large, the
+/// operand with the largest set is stored instead. A value read more than
+/// once whose set exceeds kMaxSharedOps is stored itself: its readers may
+/// land in different traversals, which would each evaluate it again (a
+/// gradient reads the recomputed forward chain back to front; storing its
+/// values at intervals keeps every reader's expression short). Linear in the
+/// number of ops: every set is bounded by a constant.
+void FunctionLowering::planFusion() {
+  using OpSet = llvm::SmallPtrSet<Operation *, 8>;
+  DenseMap<Value, OpSet> fused; // row-wise values that are fused
+  for (Operation &op : source.getBody().front()) {
+    if (op.getNumResults() != 1 || !isRowWise(&op))
+      continue;
+    SmallVector<Value, 2> operands;
+    for (Value operand : op.getOperands())
+      if (fused.count(operand) && !llvm::is_contained(operands, operand))
+        operands.push_back(operand);
+    OpSet ops;
+    while (true) {
+      ops.clear();
+      ops.insert(&op);
+      for (Value operand : operands)
+        for (Operation *inner : fused[operand])
+          if (ops.size() <= kMaxFusedOps)
+            ops.insert(inner);
+      if (ops.size() <= kMaxFusedOps)
+        break;
+      auto largest = llvm::max_element(operands, [&](Value a, Value b) {
+        return fused[a].size() < fused[b].size();
+      });
+      storedRows.insert(*largest);
+      fused.erase(*largest);
+      operands.erase(largest);
+    }
+    Value result = op.getResult(0);
+    if (!result.hasOneUse() && ops.size() > kMaxSharedOps)
+      storedRows.insert(result);
+    else
+      fused[result] = std::move(ops);
+  }
+}
+
+/// Stores a row-wise value planned to be stored (planFusion) right after
+/// its definition; its readers then read it as a leaf.
+LogicalResult FunctionLowering::storeRows(Value value) {
+  if (cast<hg::FeatureType>(value.getType()).isEdgeWise()) {
+    Leaf leaf;
+    return edgeLeaf(value, leaf);
+  }
+  Value buffer;
+  return nodeBuffer(value, buffer);
+}
+
 LogicalResult FunctionLowering::lower(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](hg::TypedLinearOp typed) { return lowerTypedLinear(typed); })
@@ -1378,9 +1449,14 @@ LogicalResult FunctionLowering::lower(Operation *op) {
 LogicalResult FunctionLowering::run() {
   if (failed(createEntryPoint()))
     return failure();
-  for (Operation &op : source.getBody().front())
+  planFusion();
+  for (Operation &op : source.getBody().front()) {
     if (failed(lower(&op)))
       return failure();
+    if (op.getNumResults() == 1 && storedRows.contains(op.getResult(0)) &&
+        failed(storeRows(op.getResult(0))))
+      return failure();
+  }
 
   // Keep only the graph arrays the body reads.
   llvm::BitVector unused(target.getNumArguments());

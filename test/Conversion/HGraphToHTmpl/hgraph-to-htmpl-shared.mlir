@@ -1,4 +1,5 @@
 // RUN: hector-opt %s --hgraph-to-htmpl -split-input-file | FileCheck %s
+// RUN: %python %hector_src_root/test/long_programs.py chain 100 | hector-opt --hgraph-to-htmpl | FileCheck %s --check-prefix=CUT
 
 // Row expressions are DAGs: a value read twice is evaluated once in the
 // traversal body (no canonicalize or CSE here to hide a repeat). Four
@@ -70,3 +71,18 @@ hgraph.func @per_head(%g: !hgraph.graph, %s: !hgraph.edge<2xf32, heads = 2>,
   %r = hgraph.aggregate sum %b : !hgraph.edge<8xf32, heads = 2> -> !hgraph.node<8xf32, heads = 2>
   hgraph.return %r : !hgraph.node<8xf32, heads = 2>
 }
+
+// A chain of 100 row-wise ops (tanh, sigmoid, neg, relu in turn) is not
+// fused into one body: the first 96 (kMaxFusedOps) are stored by a
+// traversal of their own, which the aggregation reads.
+
+// CUT-LABEL: func.func @f
+// CUT: htmpl.gemm {{.*}} out(%[[V0:[^ ]*]] : memref<?x8xf32>)
+// CUT: htmpl.traversal edges {{.*}} ins(%[[V0]] : memref<?x8xf32> as edge) outs(%[[V96:[^ ]*]] : memref<?x8xf32> as edge)
+// CUT-COUNT-24: math.tanh
+// CUT-NOT: math.tanh
+// CUT: memref.store {{.*}}, %[[V96]]
+// CUT: htmpl.traversal edges {{.*}} ins(%[[V96]] : memref<?x8xf32> as edge) outs(%{{.*}} as dst)
+// CUT-COUNT-1: math.tanh
+// CUT-NOT: math.tanh
+// CUT: htmpl.accumulate add
