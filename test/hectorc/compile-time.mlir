@@ -16,3 +16,9 @@
 // RUN: timeout 60 hectorc %t.swish.mlir --training --target=cpu -o %t.swish-training.so
 // RUN: timeout 60 hectorc %t.swish.mlir --target=cuda --emit=gpu -o /dev/null
 // RUN: timeout 60 hectorc %t.swish.mlir --training --target=cuda --emit=gpu -o /dev/null
+
+// 100,000 row-wise ops in one chain, the last marked compact (the verifier
+// checks the whole chain), forward and training, through the lowering.
+// RUN: %python %hector_src_root/test/long_programs.py chain 100000 --compact > %t.chain.mlir
+// RUN: timeout 60 hectorc %t.chain.mlir --emit=htmpl -o /dev/null
+// RUN: timeout 60 hectorc %t.chain.mlir --training --emit=htmpl -o /dev/null
