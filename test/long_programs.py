@@ -11,6 +11,8 @@ the destinations:
   residual v' = 0.5 * (v + tanh(v)) (v read twice; values and gradients stay
                                      near their start however long it is)
   chain    v' = tanh / neg / sigmoid / relu of v, in turn (a plain chain)
+  linear   v' = typed_linear W, v from edge (GEMMs; compaction marks every
+                                     map, the gradient is a chain of maps)
 
 With --compact the last step is marked compact-materialized, so that the
 verifier checks the whole chain depends only on (source, edge type).
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import argparse
 
-KINDS = ("add", "swish", "residual", "chain")
+KINDS = ("add", "swish", "residual", "chain", "linear")
 CHAIN_OPS = ("tanh", "neg", "sigmoid", "relu")
 
 
@@ -47,6 +49,9 @@ def program(kind: str, steps: int, width: int = 8, compact: bool = False) -> str
             lines.append(f"  %t{k} = hgraph.tanh %v{k} : {edge}")
             lines.append(f"  %s{k} = hgraph.add %v{k}, %t{k} : {edge}")
             lines.append(f"  %v{k + 1} = hgraph.const_scale %s{k} by 0.5{mark} : {edge}")
+        elif kind == "linear":
+            lines.append(f"  %v{k + 1} = hgraph.typed_linear %W, %v{k} from edge{mark} : "
+                         f"{weight}, {edge} -> {edge}")
         else:
             op = CHAIN_OPS[k % len(CHAIN_OPS)]
             lines.append(f"  %v{k + 1} = hgraph.{op} %v{k}{mark} : {edge}")
@@ -57,9 +62,12 @@ def program(kind: str, steps: int, width: int = 8, compact: bool = False) -> str
 
 
 def reference(kind: str, steps: int, v):
-    """The row-wise steps of `program` applied to torch tensor `v`."""
+    """The row-wise steps of `program` applied to torch tensor `v` (not for
+    "linear")."""
     import torch
 
+    if kind == "linear":
+        raise ValueError("no reference for 'linear' programs")
     for k in range(steps):
         if kind == "add":
             v = v + v

@@ -22,3 +22,9 @@
 // RUN: %python %hector_src_root/test/long_programs.py chain 100000 --compact > %t.chain.mlir
 // RUN: timeout 60 hectorc %t.chain.mlir --emit=htmpl -o /dev/null
 // RUN: timeout 60 hectorc %t.chain.mlir --training --emit=htmpl -o /dev/null
+
+// 30,000 maps `typed_linear %W, %v from edge` in a chain: compaction marks
+// each one and hands the saved ones to the backward, whose gradient is a
+// chain of 30,000 maps (quadratic time and memory before: killed).
+// RUN: %python %hector_src_root/test/long_programs.py linear 30000 > %t.linear.mlir
+// RUN: timeout 60 hectorc %t.linear.mlir --training --emit=htmpl -o /dev/null

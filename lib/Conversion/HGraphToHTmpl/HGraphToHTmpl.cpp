@@ -392,8 +392,12 @@ LogicalResult FunctionLowering::createEntryPoint() {
   target->setAttr("hector.entry", builder.getUnitAttr());
   target->setAttr("hector.kind", builder.getStringAttr(kind));
   target->setAttr("hector.primal", builder.getStringAttr(primal));
-  for (auto [index, attr] : llvm::enumerate(attrs))
-    target.setArgAttr(index, "hector.arg", attr);
+  // All at once: setting them one by one rebuilds the list each time.
+  SmallVector<DictionaryAttr> argDicts;
+  for (DictionaryAttr attr : attrs)
+    argDicts.push_back(
+        builder.getDictionaryAttr(builder.getNamedAttr("hector.arg", attr)));
+  target.setAllArgAttrs(argDicts);
   Block *entry = target.addEntryBlock();
   builder.setInsertionPointToStart(entry);
 
