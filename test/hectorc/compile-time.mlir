@@ -28,3 +28,13 @@
 // chain of 30,000 maps (quadratic time and memory before: killed).
 // RUN: %python %hector_src_root/test/long_programs.py linear 30000 > %t.linear.mlir
 // RUN: timeout 60 hectorc %t.linear.mlir --training --emit=htmpl -o /dev/null
+
+// A width of 2^20 is refused at once, where it is written.
+// RUN: not hectorc %s --target=cpu -o %t.wide.so 2>&1 | FileCheck %s
+// CHECK: compile-time.mlir:[[@LINE+2]]:19: error: hgraph-to-htmpl: feature width 1048576 exceeds 16384, the largest Hector compiles (docs/compilation.md#limits)
+hgraph.func @wide(%g: !hgraph.graph,
+                  %h: !hgraph.node<1048576xf32>) -> !hgraph.node<1048576xf32> {
+  %e = hgraph.gather %h from src : !hgraph.node<1048576xf32> -> !hgraph.edge<1048576xf32>
+  %a = hgraph.aggregate sum %e : !hgraph.edge<1048576xf32> -> !hgraph.node<1048576xf32>
+  hgraph.return %a : !hgraph.node<1048576xf32>
+}

@@ -114,6 +114,13 @@ constexpr llvm::StringLiteral kResultRoles[] = {"output", "saved", "grad"};
 constexpr int64_t kMaxFusedOps = 96;
 constexpr int64_t kMaxSharedOps = 24;
 
+/// The widest feature row and the largest weight dimension this lowering
+/// accepts. The code generators unroll per column tile (the CPU GEMM), so
+/// the code, and its compile time, grow with the widths: at this bound an
+/// HGT training library takes about 25 s to build on the CPU target (2
+/// cores), four times that at 65536 (docs/compilation.md#limits).
+constexpr int64_t kMaxCompiledWidth = 16384;
+
 /// What an htmpl.accumulate or store does with a computed value.
 enum class SinkKind { Store, Add, Max };
 
@@ -186,6 +193,7 @@ private:
   Value weightDestination(Value hgraphWeight);
 
   // Lowering of the ops that produce memory.
+  LogicalResult checkWidths();
   void planFusion();
   LogicalResult storeRows(Value value);
   LogicalResult lower(Operation *op);
@@ -1359,6 +1367,36 @@ LogicalResult FunctionLowering::lowerReturn(hg::ReturnOp op) {
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// Rejects feature widths and weight dimensions above kMaxCompiledWidth, at
+/// the argument or op that has them.
+LogicalResult FunctionLowering::checkWidths() {
+  auto check = [&](Type type, Location where) -> LogicalResult {
+    int64_t widest = 0;
+    StringRef what;
+    if (auto feature = dyn_cast<hg::FeatureType>(type)) {
+      widest = feature.getWidth();
+      what = "feature width";
+    } else if (auto weight = dyn_cast<hg::WeightType>(type)) {
+      widest = *llvm::max_element(weight.getShape());
+      what = "weight dimension";
+    }
+    if (widest <= kMaxCompiledWidth)
+      return success();
+    return mlir::emitError(where)
+           << "hgraph-to-htmpl: " << what << " " << widest << " exceeds "
+           << kMaxCompiledWidth
+           << ", the largest Hector compiles (docs/compilation.md#limits)";
+  };
+  for (BlockArgument arg : source.getArguments())
+    if (failed(check(arg.getType(), arg.getLoc())))
+      return failure();
+  for (Operation &op : source.getBody().front())
+    for (Value result : op.getResults())
+      if (failed(check(result.getType(), op.getLoc())))
+        return failure();
+  return success();
+}
+
 /// Chooses the row-wise values to store (storedRows), in one pass in program
 /// order. Each fused row-wise value keeps the set of row-wise ops its
 /// evaluation emits (itself and its fused operands' sets, shared ops once;
@@ -1451,7 +1489,7 @@ LogicalResult FunctionLowering::lower(Operation *op) {
 }
 
 LogicalResult FunctionLowering::run() {
-  if (failed(createEntryPoint()))
+  if (failed(checkWidths()) || failed(createEntryPoint()))
     return failure();
   planFusion();
   for (Operation &op : source.getBody().front()) {
