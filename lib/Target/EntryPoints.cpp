@@ -174,7 +174,8 @@ LogicalResult readArgAttr(func::FuncOp func, unsigned index, Attribute attr,
   return success();
 }
 
-FailureOr<EntryPoint> prepareEntryPoint(func::FuncOp func) {
+FailureOr<EntryPoint> prepareEntryPoint(func::FuncOp func,
+                                        bool typedEndpoints) {
   EntryPoint entry;
   entry.name = func.getSymName().str();
   entry.symbol = "_mlir_ciface_" + entry.name;
@@ -198,7 +199,7 @@ FailureOr<EntryPoint> prepareEntryPoint(func::FuncOp func) {
              << "' must be a non-empty string, got " << attr;
     entry.primal = text.getValue().str();
   }
-  entry.typedEndpoints = func->hasAttr(kTypedEndpointsAttr);
+  entry.typedEndpoints = typedEndpoints;
   FunctionType type = func.getFunctionType();
   if (type.getNumResults() != 0)
     return func.emitError("entry point '")
@@ -272,9 +273,19 @@ hector::prepareEntryPoints(ModuleOp module) {
     return module.emitError("no entry point: the module has no public "
                             "func.func with a body (did the lowering to "
                             "func.func run?)");
+  // Built for graphs with typed endpoints (`hectorc --typed-endpoints` marks
+  // the module; the lowering marks the functions whose code relies on it):
+  // then every entry of the library says so, so that callers check the
+  // graph whichever entry they call (a training forward and backward as
+  // well as the inference entry).
+  bool typedEndpoints =
+      module->hasAttr(kTypedEndpointsAttr) ||
+      llvm::any_of(funcs, [](func::FuncOp func) {
+        return func->hasAttr(kTypedEndpointsAttr);
+      });
   std::vector<EntryPoint> entries;
   for (func::FuncOp func : funcs) {
-    FailureOr<EntryPoint> entry = prepareEntryPoint(func);
+    FailureOr<EntryPoint> entry = prepareEntryPoint(func, typedEndpoints);
     if (failed(entry))
       return failure();
     entries.push_back(std::move(*entry));

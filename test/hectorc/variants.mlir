@@ -10,6 +10,9 @@
 // RUN: hectorc %s --typed-endpoints --graph-sizes=N=500,R=100 | FileCheck %s --check-prefix=FEWNODES
 // RUN: hectorc %s --target=cpu -o %t.so && FileCheck %s --check-prefix=LIB < %t.so.json
 // RUN: hectorc %s --target=cpu --typed-endpoints -o %t.typed.so && FileCheck %s --check-prefix=TYPEDLIB < %t.typed.so.json
+// RUN: hectorc %s --target=cpu --training --typed-endpoints -o %t.train.so && FileCheck %s --check-prefix=TYPEDTRAIN < %t.train.so.json
+// RUN: hectorc %s --variant=compact --typed-endpoints --emit=loops -o %t.loops.mlir
+// RUN: hectorc %t.loops.mlir --target=cpu -o %t.loops.so && FileCheck %s --check-prefix=TYPEDLIB < %t.loops.so.json
 // RUN: not hectorc %s --graph-sizes=N=10,X=3 2>&1 | FileCheck %s --check-prefix=BADSYM
 // RUN: not hectorc %s --graph-sizes=N=0 2>&1 | FileCheck %s --check-prefix=BADSYM
 // RUN: not hectorc %s --graph-sizes=E=5,E=6 2>&1 | FileCheck %s --check-prefix=TWICE
@@ -51,6 +54,20 @@
 // LIB-NOT: typed_endpoints
 // TYPEDLIB: "kind": "inference"
 // TYPEDLIB: "typed_endpoints": true
+
+// Every entry of a library built with --typed-endpoints says so, whether or
+// not its own code multiplies through an endpoint's type (the training
+// entries here do not; with --variant=compact none does), and the mark
+// survives a round trip through --emit=loops.
+// TYPEDTRAIN: "name": "layer",
+// TYPEDTRAIN: "primal": "layer",
+// TYPEDTRAIN-NEXT: "typed_endpoints": true
+// TYPEDTRAIN: "name": "layer_fwd",
+// TYPEDTRAIN: "primal": "layer",
+// TYPEDTRAIN-NEXT: "typed_endpoints": true
+// TYPEDTRAIN: "name": "layer_bwd",
+// TYPEDTRAIN: "primal": "layer",
+// TYPEDTRAIN-NEXT: "typed_endpoints": true
 
 // BADSYM: hectorc: error: --graph-sizes: expected N=<count>,E=<count>,P=<count>,R=<count>,T=<count> (any subset, positive counts), got
 // TWICE: hectorc: error: --graph-sizes: E is given twice

@@ -537,6 +537,11 @@ int main(int argc, char **argv) {
   mlir::OwningOpRef<mlir::ModuleOp> module = loadModel(sourceMgr, context);
   if (!module)
     return 1;
+  // The whole library is for graphs with typed endpoints: every entry's
+  // manifest says so (prepareEntryPoints), whichever uses the assumption.
+  if (typedEndpoints)
+    (*module)->setAttr("hector.typed_endpoints",
+                       mlir::UnitAttr::get(&context));
 
   // Lower stage by stage up to the one asked for.
   std::vector<hector::EntryPoint> entries;

@@ -50,9 +50,12 @@ struct EntryPoint {
   /// The function this entry computes or differentiates (`hector.primal`,
   /// default the entry's own name).
   std::string primal;
-  /// Correct only on graphs whose edge types each join one source node type
-  /// to one destination node type (`hector.typed_endpoints`, set where a
-  /// weight slice is chosen through an edge type's endpoint type).
+  /// For graphs whose edge types each join one source node type to one
+  /// destination node type only: set on every entry of a library built
+  /// with `hectorc --typed-endpoints` (`hector.typed_endpoints` on the
+  /// module), or any of whose functions carries `hector.typed_endpoints`
+  /// (set where a weight slice is chosen through an edge type's endpoint
+  /// type).
   bool typedEndpoints = false;
   std::vector<EntryArgument> arguments;
 };
@@ -64,8 +67,9 @@ struct EntryPoint {
 /// marks it `llvm.emit_c_interface`, and describes its arguments. Arguments
 /// without `hector.arg` are named `arg<k>` and are outputs when the body
 /// writes them, inputs otherwise. `hector.kind` and `hector.primal` string
-/// attributes give the entry's kind and primal function. Errors are emitted
-/// at the function.
+/// attributes give the entry's kind and primal function; every entry is
+/// typed_endpoints when the module or any entry function carries
+/// `hector.typed_endpoints`. Errors are emitted at the function.
 mlir::FailureOr<std::vector<EntryPoint>> prepareEntryPoints(mlir::ModuleOp module);
 
 struct ManifestInfo {

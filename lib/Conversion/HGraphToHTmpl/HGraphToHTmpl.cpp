@@ -39,6 +39,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <functional>
@@ -103,6 +104,22 @@ constexpr GraphArrayInfo kGraphArrays[NumGraphArrays] = {
 constexpr llvm::StringLiteral kArgumentRoles[] = {"input", "weight", "saved",
                                                   "grad_output"};
 constexpr llvm::StringLiteral kResultRoles[] = {"output", "saved", "grad"};
+
+/// The most row-wise ops one traversal evaluates in its body, and the most a
+/// value read more than once may take. A larger expression is cut: some of
+/// its values are stored by traversals of their own (planFusion), so that
+/// every body, and the code LLVM compiles for it, stays small (register
+/// allocation is superlinear in a block's length). The three models'
+/// expressions have a fraction of either bound (at most 11 ops).
+constexpr int64_t kMaxFusedOps = 96;
+constexpr int64_t kMaxSharedOps = 24;
+
+/// The widest feature row and the largest weight dimension this lowering
+/// accepts. The code generators unroll per column tile (the CPU GEMM), so
+/// the code, and its compile time, grow with the widths: at this bound an
+/// HGT training library takes about 25 s to build on the CPU target (2
+/// cores), four times that at 65536 (docs/compilation.md#limits).
+constexpr int64_t kMaxCompiledWidth = 16384;
 
 /// What an htmpl.accumulate or store does with a computed value.
 enum class SinkKind { Store, Add, Max };
@@ -176,6 +193,9 @@ private:
   Value weightDestination(Value hgraphWeight);
 
   // Lowering of the ops that produce memory.
+  LogicalResult checkWidths();
+  void planFusion();
+  LogicalResult storeRows(Value value);
   LogicalResult lower(Operation *op);
   LogicalResult lowerTypedLinear(hg::TypedLinearOp op);
   LogicalResult lowerWeightGrad(hg::WeightGradOp op);
@@ -232,6 +252,9 @@ private:
   /// Per-pair sums of edge values [P, width] and how many consumers have
   /// yet to read them (pairSums / releasePairSums).
   DenseMap<Value, std::pair<Value, unsigned>> pairSumBuffers;
+  /// Row-wise values stored where they are defined instead of being fused
+  /// into their consumers (planFusion).
+  llvm::DenseSet<Value> storedRows;
 };
 
 //===----------------------------------------------------------------------===//
@@ -387,8 +410,12 @@ LogicalResult FunctionLowering::createEntryPoint() {
   target->setAttr("hector.entry", builder.getUnitAttr());
   target->setAttr("hector.kind", builder.getStringAttr(kind));
   target->setAttr("hector.primal", builder.getStringAttr(primal));
-  for (auto [index, attr] : llvm::enumerate(attrs))
-    target.setArgAttr(index, "hector.arg", attr);
+  // All at once: setting them one by one rebuilds the list each time.
+  SmallVector<DictionaryAttr> argDicts;
+  for (DictionaryAttr attr : attrs)
+    argDicts.push_back(
+        builder.getDictionaryAttr(builder.getNamedAttr("hector.arg", attr)));
+  target.setAllArgAttrs(argDicts);
   Block *entry = target.addEntryBlock();
   builder.setInsertionPointToStart(entry);
 
@@ -669,26 +696,23 @@ LogicalResult FunctionLowering::traverse(bool edgeDomain, ArrayRef<Value> roots,
   Value zero = arith::ConstantIndexOp::create(builder, loc, 0);
   Value one = arith::ConstantIndexOp::create(builder, loc, 1);
   Value numHeads = arith::ConstantIndexOp::create(builder, loc, heads);
-  scf::ForOp::create(
-      builder, loc, zero, numHeads, one, ValueRange{},
-      [&](OpBuilder &b, Location, Value head, ValueRange) {
-        evaluator.startHead();
-        if (headWidth == 1) {
-          write(b, compute(b, evaluator, head, zero), head, zero);
-        } else {
-          for (Value root : roots)
-            evaluator.hoistPerHead(b, root, head);
-          Value width = arith::ConstantIndexOp::create(b, loc, headWidth);
-          scf::ForOp::create(
-              b, loc, zero, width, one, ValueRange{},
-              [&](OpBuilder &inner, Location, Value feature, ValueRange) {
-                write(inner, compute(inner, evaluator, head, feature), head,
-                      feature);
-                scf::YieldOp::create(inner, loc);
-              });
-        }
-        scf::YieldOp::create(b, loc);
-      });
+  // Each loop is created before its body is filled, so that the evaluator
+  // sees every block inside its parent (values hoisted per head are read in
+  // the feature loop).
+  auto headLoop = scf::ForOp::create(builder, loc, zero, numHeads, one);
+  OpBuilder b = OpBuilder::atBlockTerminator(headLoop.getBody());
+  Value head = headLoop.getInductionVar();
+  if (headWidth == 1) {
+    write(b, compute(b, evaluator, head, zero), head, zero);
+  } else {
+    for (Value root : roots)
+      evaluator.hoistPerHead(b, root, head);
+    Value width = arith::ConstantIndexOp::create(b, loc, headWidth);
+    auto featureLoop = scf::ForOp::create(b, loc, zero, width, one);
+    OpBuilder inner = OpBuilder::atBlockTerminator(featureLoop.getBody());
+    Value feature = featureLoop.getInductionVar();
+    write(inner, compute(inner, evaluator, head, feature), head, feature);
+  }
   ht::YieldOp::create(builder, loc);
   return success();
 }
@@ -1410,6 +1434,92 @@ LogicalResult FunctionLowering::lowerReturn(hg::ReturnOp op) {
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// Rejects feature widths and weight dimensions above kMaxCompiledWidth, at
+/// the argument or op that has them.
+LogicalResult FunctionLowering::checkWidths() {
+  auto check = [&](Type type, Location where) -> LogicalResult {
+    int64_t widest = 0;
+    StringRef what;
+    if (auto feature = dyn_cast<hg::FeatureType>(type)) {
+      widest = feature.getWidth();
+      what = "feature width";
+    } else if (auto weight = dyn_cast<hg::WeightType>(type)) {
+      widest = *llvm::max_element(weight.getShape());
+      what = "weight dimension";
+    }
+    if (widest <= kMaxCompiledWidth)
+      return success();
+    return mlir::emitError(where)
+           << "hgraph-to-htmpl: " << what << " " << widest << " exceeds "
+           << kMaxCompiledWidth
+           << ", the largest Hector compiles (docs/compilation.md#limits)";
+  };
+  for (BlockArgument arg : source.getArguments())
+    if (failed(check(arg.getType(), arg.getLoc())))
+      return failure();
+  for (Operation &op : source.getBody().front())
+    for (Value result : op.getResults())
+      if (failed(check(result.getType(), op.getLoc())))
+        return failure();
+  return success();
+}
+
+/// Chooses the row-wise values to store (storedRows), in one pass in program
+/// order. Each fused row-wise value keeps the set of row-wise ops its
+/// evaluation emits (itself and its fused operands' sets, shared ops once;
+/// at most kMaxFusedOps + 1 are kept). While that set is too large, the
+/// operand with the largest set is stored instead. A value read more than
+/// once whose set exceeds kMaxSharedOps is stored itself: its readers may
+/// land in different traversals, which would each evaluate it again (a
+/// gradient reads the recomputed forward chain back to front; storing its
+/// values at intervals keeps every reader's expression short). Linear in the
+/// number of ops: every set is bounded by a constant.
+void FunctionLowering::planFusion() {
+  using OpSet = llvm::SmallPtrSet<Operation *, 8>;
+  DenseMap<Value, OpSet> fused; // row-wise values that are fused
+  for (Operation &op : source.getBody().front()) {
+    if (op.getNumResults() != 1 || !isRowWise(&op))
+      continue;
+    SmallVector<Value, 2> operands;
+    for (Value operand : op.getOperands())
+      if (fused.count(operand) && !llvm::is_contained(operands, operand))
+        operands.push_back(operand);
+    OpSet ops;
+    while (true) {
+      ops.clear();
+      ops.insert(&op);
+      for (Value operand : operands)
+        for (Operation *inner : fused[operand])
+          if (ops.size() <= kMaxFusedOps)
+            ops.insert(inner);
+      if (ops.size() <= kMaxFusedOps)
+        break;
+      auto largest = llvm::max_element(operands, [&](Value a, Value b) {
+        return fused[a].size() < fused[b].size();
+      });
+      storedRows.insert(*largest);
+      fused.erase(*largest);
+      operands.erase(largest);
+    }
+    Value result = op.getResult(0);
+    if (!result.hasOneUse() && ops.size() > kMaxSharedOps)
+      storedRows.insert(result);
+    else
+      fused[result] = std::move(ops);
+  }
+}
+
+/// Stores a row-wise value planned to be stored (planFusion) right after
+/// its definition; its readers then read it as a leaf.
+LogicalResult FunctionLowering::storeRows(Value value) {
+  if (cast<hg::FeatureType>(value.getType()).isEdgeWise()) {
+    Leaf leaf;
+    return edgeLeaf(value, leaf);
+  }
+  Value buffer;
+  return nodeBuffer(value, buffer);
+}
+
 LogicalResult FunctionLowering::lower(Operation *op) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case([&](hg::TypedLinearOp typed) { return lowerTypedLinear(typed); })
@@ -1491,15 +1601,20 @@ bool FunctionLowering::worthStoring(Operation *op) {
 }
 
 LogicalResult FunctionLowering::run() {
-  if (failed(createEntryPoint()))
+  if (failed(checkWidths()) || failed(createEntryPoint()))
     return failure();
   pairsPay = llvm::any_of(source.getBody().front(),
                           [](Operation &op) { return isCompact(&op); });
   for (unsigned i = 0, e = source.getNumArguments(); i < e; ++i)
     pairsPay |= isCompact(source.getArgAttrDict(i));
-  for (Operation &op : source.getBody().front())
+  planFusion();
+  for (Operation &op : source.getBody().front()) {
     if (failed(lower(&op)))
       return failure();
+    if (op.getNumResults() == 1 && storedRows.contains(op.getResult(0)) &&
+        failed(storeRows(op.getResult(0))))
+      return failure();
+  }
 
   // Keep only the graph arrays the body reads.
   llvm::BitVector unused(target.getNumArguments());

@@ -14,9 +14,7 @@ using namespace hector::lowering;
 namespace hg = hector::hgraph;
 using htmpl::AccessScheme;
 
-namespace {
-/// Ops evaluated row by row inside a consuming traversal.
-bool isRowWise(Operation *op) {
+bool hector::lowering::isRowWise(Operation *op) {
   // zeros and add also make weights, which are not rows.
   if (isa<hg::ZerosOp, hg::AddOp>(op))
     return isa<hg::FeatureType>(op->getResult(0).getType());
@@ -26,6 +24,7 @@ bool isRowWise(Operation *op) {
              hg::EqualOp, hg::LeakyReluGradOp>(op);
 }
 
+namespace {
 Value constantFloat(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
 }
@@ -76,36 +75,59 @@ unsigned RowEvaluator::leafIndex(Leaf leaf) const {
   return it - leaves.begin();
 }
 
-Value RowEvaluator::collect(Value value) {
-  if (std::optional<Leaf> leaf = leafOf(value)) {
-    addLeaf(*leaf);
-    return {};
+Value RowEvaluator::collect(Value root) {
+  // Depth-first, iteratively: (value, index of its next operand). A value
+  // is marked collected once all of its leaves are recorded, so that a
+  // shared operand is walked once (and once more after a missing value was
+  // stored and the caller asks again).
+  SmallVector<std::pair<Value, unsigned>> stack;
+  if (!collected.contains(root))
+    stack.push_back({root, 0});
+  while (!stack.empty()) {
+    auto &[value, next] = stack.back();
+    Operation *op = value.getDefiningOp();
+    if (next == 0) {
+      bool done = true;
+      if (std::optional<Leaf> leaf = leafOf(value)) {
+        addLeaf(*leaf);
+      } else if (auto it = store.softmaxes.find(value);
+                 it != store.softmaxes.end()) {
+        addLeaf({it->second.score, AccessScheme::Edge});
+        addLeaf({it->second.max, AccessScheme::Dst});
+        addLeaf({it->second.sum, AccessScheme::Dst});
+      } else if (auto gather = dyn_cast_or_null<hg::GatherOp>(op)) {
+        return gather.getInput(); // read on edges but not in memory
+      } else if (isa_and_nonnull<hg::DegreeNormOp>(op)) {
+        // The destination's CSR row bounds give its in-degree.
+        addLeaf({store.csrRowPtr, AccessScheme::Dst});
+      } else if (!op || !isRowWise(op)) {
+        return value;
+      } else {
+        done = false;
+      }
+      if (done) {
+        collected.insert(value);
+        stack.pop_back();
+        continue;
+      }
+    }
+    if (next < op->getNumOperands()) {
+      Value operand = op->getOperand(next++);
+      if (!collected.contains(operand))
+        stack.push_back({operand, 0}); // may invalidate `value`, `next`
+      continue;
+    }
+    collected.insert(value);
+    stack.pop_back();
   }
-  if (auto it = store.softmaxes.find(value); it != store.softmaxes.end()) {
-    addLeaf({it->second.score, AccessScheme::Edge});
-    addLeaf({it->second.max, AccessScheme::Dst});
-    addLeaf({it->second.sum, AccessScheme::Dst});
-    return {};
-  }
-  if (auto gather = value.getDefiningOp<hg::GatherOp>())
-    return gather.getInput(); // read on edges but not in memory
-  if (value.getDefiningOp<hg::DegreeNormOp>()) {
-    // The destination's CSR row bounds give its in-degree.
-    addLeaf({store.csrRowPtr, AccessScheme::Dst});
-    return {};
-  }
-  Operation *op = value.getDefiningOp();
-  if (!op || !isRowWise(op))
-    return value;
-  for (Value operand : op->getOperands())
-    if (Value missing = collect(operand))
-      return missing;
   return {};
 }
 
 Value RowEvaluator::column(OpBuilder &b, hg::FeatureType type, Value head,
                            Value feature) {
-  Location loc = head.getLoc();
+  Location loc = head      ? head.getLoc()
+                 : feature ? feature.getLoc()
+                           : b.getUnknownLoc();
   if (isPerHead(type))
     return type.getHeads() == 1 ? arith::ConstantIndexOp::create(b, loc, 0)
                                 : head;
@@ -130,87 +152,224 @@ Value RowEvaluator::load(OpBuilder &b, unsigned leaf, Value column) {
   return memref::LoadOp::create(b, loc, memref, indices);
 }
 
-void RowEvaluator::hoistPerHead(OpBuilder &b, Value value, Value head) {
+RowEvaluator::Request RowEvaluator::normalize(Value value, Value head,
+                                              Value feature) {
   auto type = cast<hg::FeatureType>(value.getType());
-  if (isPerHead(type)) {
-    emit(b, value, head, Value());
-    return;
-  }
-  if (leafOf(value) || store.softmaxes.count(value))
-    return;
-  if (Operation *op = value.getDefiningOp())
-    for (Value operand : op->getOperands())
-      if (isa<hg::FeatureType>(operand.getType()))
-        hoistPerHead(b, operand, head);
+  if (isPerHead(type))
+    feature = Value();
+  if (type.getHeads() == 1)
+    head = Value(); // a single head block serves every head
+  return {value, head, feature};
 }
+
+SmallVector<Value> RowEvaluator::perHeadInputs(Value root) const {
+  SmallVector<Value> found, stack{root};
+  DenseSet<Value> seen{root};
+  while (!stack.empty()) {
+    Value value = stack.pop_back_val();
+    if (isPerHead(cast<hg::FeatureType>(value.getType()))) {
+      found.push_back(value);
+      continue;
+    }
+    if (leafOf(value) || store.softmaxes.count(value))
+      continue;
+    if (Operation *op = value.getDefiningOp())
+      for (Value operand : op->getOperands())
+        if (isa<hg::FeatureType>(operand.getType()) &&
+            seen.insert(operand).second)
+          stack.push_back(operand);
+  }
+  // Found in depth-first order from the root: emit the deepest first (each
+  // emit evaluates what it reads anyway; the order only keeps the code in
+  // program order).
+  std::reverse(found.begin(), found.end());
+  return found;
+}
+
+void RowEvaluator::hoistPerHead(OpBuilder &b, Value value, Value head) {
+  for (Value input : perHeadInputs(value))
+    emit(b, input, head, Value());
+}
+
+Value RowEvaluator::lookup(const Request &request, Block *block) const {
+  for (; block; block = block->getParentOp() ? block->getParentOp()->getBlock()
+                                             : nullptr)
+    if (Value known = emitted.lookup(
+            {request.value, request.head, request.feature, block}))
+      return known;
+  return {};
+}
+
+Value RowEvaluator::offsetColumn(OpBuilder &b, Location loc, int64_t offset,
+                                 Value feature) {
+  if (feature && offset == 0)
+    return feature;
+  for (Block *block = b.getInsertionBlock(); block;
+       block = block->getParentOp() ? block->getParentOp()->getBlock()
+                                    : nullptr)
+    if (Value known = columns.lookup({feature, offset, block}))
+      return known;
+  Value column = arith::ConstantIndexOp::create(b, loc, offset);
+  if (feature)
+    column = arith::AddIOp::create(b, loc, column, feature);
+  columns[{feature, offset, b.getInsertionBlock()}] = column;
+  return column;
+}
+
+Value RowEvaluator::emitMemory(OpBuilder &b, const Request &request) {
+  Value value = request.value;
+  auto type = cast<hg::FeatureType>(value.getType());
+  if (std::optional<Leaf> leaf = leafOf(value))
+    return load(b, leafIndex(*leaf),
+                column(b, type, request.head, request.feature));
+  auto it = store.softmaxes.find(value);
+  if (it == store.softmaxes.end())
+    return {};
+  Value col = column(b, type, request.head, request.feature);
+  Location loc = value.getLoc();
+  Value score = load(b, leafIndex({it->second.score, AccessScheme::Edge}), col);
+  Value max = load(b, leafIndex({it->second.max, AccessScheme::Dst}), col);
+  Value sum = load(b, leafIndex({it->second.sum, AccessScheme::Dst}), col);
+  Value shifted = arith::SubFOp::create(b, loc, score, max);
+  Value exp = math::ExpOp::create(b, loc, shifted);
+  return arith::DivFOp::create(b, loc, exp, sum);
+}
+
+/// One pending evaluation of `emit`'s explicit stack: where it is emitted,
+/// how far it got, and the evaluations of the operands it needs.
+struct RowEvaluator::Frame {
+  Frame(Request request, Block *block, Block::iterator point)
+      : request(request), block(block), point(point) {}
+  Request request;
+  Block *block;
+  Block::iterator point;
+  /// 0: new; 1: operands requested; 2: a dot's loop built, its body's
+  /// operands requested.
+  unsigned stage = 0;
+  SmallVector<Request, 2> operands;
+  scf::ForOp loop;
+};
 
 Value RowEvaluator::emit(OpBuilder &b, Value value, Value head,
                          Value feature) {
-  auto type = cast<hg::FeatureType>(value.getType());
-  bool perHeadValue = isPerHead(type);
-  if (perHeadValue) {
-    if (Value cached = perHead.lookup(value))
-      return cached;
-    // A single column serves every head: evaluate its inputs at head 0.
-    if (type.getHeads() == 1)
-      head = arith::ConstantIndexOp::create(b, head.getLoc(), 0);
+  OpBuilder::InsertionGuard guard(b);
+  Block *rootBlock = b.getInsertionBlock();
+  Request root = normalize(value, head, feature);
+  SmallVector<Frame> stack;
+  stack.emplace_back(root, b.getInsertionBlock(), b.getInsertionPoint());
+  // Asks for the evaluations in `requests` not yet visible at `block`, to
+  // be emitted at `point` (in order: the first is emitted first).
+  auto push = [&](ArrayRef<Request> requests, Block *block,
+                  Block::iterator point) {
+    for (const Request &request : llvm::reverse(requests))
+      if (!lookup(request, block))
+        stack.emplace_back(request, block, point);
+  };
+  while (!stack.empty()) {
+    Frame &frame = stack.back();
+    b.setInsertionPoint(frame.block, frame.point);
+    Request request = frame.request;
+    Operation *op = request.value.getDefiningOp();
+    if (frame.stage == 0) {
+      if (lookup(request, frame.block)) {
+        stack.pop_back();
+        continue;
+      }
+      if (Value memory = emitMemory(b, request)) {
+        emitted[{request.value, request.head, request.feature,
+                 frame.block}] = memory;
+        stack.pop_back();
+        continue;
+      }
+      frame.stage = 1;
+      Block *block = frame.block;
+      Block::iterator point = frame.point;
+      if (auto dot = dyn_cast<hg::DotOp>(op)) {
+        // The per-head inputs of both operands, outside the dot's loop.
+        SmallVector<Request> hoisted;
+        for (Value operand : {dot.getLhs(), dot.getRhs()})
+          for (Value input : perHeadInputs(operand))
+            hoisted.push_back(normalize(input, request.head, Value()));
+        push(hoisted, block, point);
+        continue;
+      }
+      SmallVector<Request, 2> operands;
+      if (auto slice = dyn_cast<hg::SliceOp>(op)) {
+        // Column `offset + feature` of the input's head block.
+        Value input = slice.getInput();
+        Value column =
+            isPerHead(cast<hg::FeatureType>(input.getType()))
+                ? Value()
+                : offsetColumn(b, op->getLoc(), slice.getOffset(),
+                               request.feature);
+        operands.push_back(normalize(input, request.head, column));
+      } else {
+        for (Value operand : op->getOperands())
+          if (isa<hg::FeatureType>(operand.getType())) // not degree_norm's graph
+            operands.push_back(
+                normalize(operand, request.head, request.feature));
+      }
+      frame.operands = operands;
+      push(operands, block, point);
+      continue;
+    }
+    if (auto dot = dyn_cast<hg::DotOp>(op); dot && frame.stage == 1) {
+      // Per-head inner product: a reduction loop over the head's features,
+      // whose body evaluates both operands at feature j.
+      Location loc = op->getLoc();
+      Type element = cast<hg::FeatureType>(dot.getType()).getElementType();
+      auto inType = cast<hg::FeatureType>(dot.getLhs().getType());
+      Value zero = constantFloat(b, loc, element, 0.0);
+      Value lower = arith::ConstantIndexOp::create(b, loc, 0);
+      Value upper =
+          arith::ConstantIndexOp::create(b, loc, inType.getHeadWidth());
+      Value step = arith::ConstantIndexOp::create(b, loc, 1);
+      frame.loop =
+          scf::ForOp::create(b, loc, lower, upper, step, ValueRange{zero});
+      Block *body = frame.loop.getBody();
+      Value j = frame.loop.getInductionVar();
+      frame.operands = {normalize(dot.getLhs(), request.head, j),
+                        normalize(dot.getRhs(), request.head, j)};
+      frame.stage = 2;
+      SmallVector<Request, 2> operands = frame.operands;
+      push(operands, body, body->end());
+      continue;
+    }
+    // Every operand is evaluated: emit the op itself.
+    Value result;
+    if (auto dot = dyn_cast<hg::DotOp>(op)) {
+      Block *body = frame.loop.getBody();
+      Location loc = op->getLoc();
+      OpBuilder nested = OpBuilder::atBlockEnd(body);
+      Value lhs = lookup(frame.operands[0], body);
+      Value rhs = lookup(frame.operands[1], body);
+      Value product = arith::MulFOp::create(nested, loc, lhs, rhs);
+      Value sum = arith::AddFOp::create(nested, loc,
+                                        frame.loop.getRegionIterArg(0), product);
+      scf::YieldOp::create(nested, loc, sum);
+      result = frame.loop.getResult(0);
+    } else {
+      SmallVector<Value, 2> operands;
+      for (const Request &operand : frame.operands)
+        operands.push_back(lookup(operand, frame.block));
+      result = emitOp(b, op, operands);
+    }
+    emitted[{request.value, request.head, request.feature, frame.block}] =
+        result;
+    stack.pop_back();
   }
-  Value result;
-  if (std::optional<Leaf> leaf = leafOf(value)) {
-    result = load(b, leafIndex(*leaf), column(b, type, head, feature));
-  } else if (auto it = store.softmaxes.find(value);
-             it != store.softmaxes.end()) {
-    Value col = column(b, type, head, feature);
-    Location loc = value.getLoc();
-    Value score = load(b, leafIndex({it->second.score, AccessScheme::Edge}), col);
-    Value max = load(b, leafIndex({it->second.max, AccessScheme::Dst}), col);
-    Value sum = load(b, leafIndex({it->second.sum, AccessScheme::Dst}), col);
-    Value shifted = arith::SubFOp::create(b, loc, score, max);
-    Value exp = math::ExpOp::create(b, loc, shifted);
-    result = arith::DivFOp::create(b, loc, exp, sum);
-  } else {
-    result = emitOp(b, value.getDefiningOp(), head, feature);
-  }
-  if (perHeadValue)
-    perHead[value] = result;
-  return result;
+  return lookup(root, rootBlock);
 }
 
-Value RowEvaluator::emitOp(OpBuilder &b, Operation *op, Value head,
-                           Value feature) {
+Value RowEvaluator::emitOp(OpBuilder &b, Operation *op,
+                           ArrayRef<Value> operands) {
   Location loc = op->getLoc();
   Type element = cast<hg::FeatureType>(op->getResult(0).getType())
                      .getElementType();
-  auto operand = [&](unsigned index) {
-    return emit(b, op->getOperand(index), head, feature);
-  };
+  auto operand = [&](unsigned index) { return operands[index]; };
   return llvm::TypeSwitch<Operation *, Value>(op)
-      .Case([&](hg::DotOp dot) -> Value {
-        // Per-head inner product: a reduction loop over the head's features.
-        // Per-head inputs of the operands are hoisted out of that loop.
-        hoistPerHead(b, dot.getLhs(), head);
-        hoistPerHead(b, dot.getRhs(), head);
-        auto inType = cast<hg::FeatureType>(dot.getLhs().getType());
-        Value zero = constantFloat(b, loc, element, 0.0);
-        Value lower = arith::ConstantIndexOp::create(b, loc, 0);
-        Value upper =
-            arith::ConstantIndexOp::create(b, loc, inType.getHeadWidth());
-        Value step = arith::ConstantIndexOp::create(b, loc, 1);
-        auto loop = scf::ForOp::create(
-            b, loc, lower, upper, step, ValueRange{zero},
-            [&](OpBuilder &nested, Location nestedLoc, Value j,
-                ValueRange acc) {
-              Value lhs = emit(nested, dot.getLhs(), head, j);
-              Value rhs = emit(nested, dot.getRhs(), head, j);
-              Value product = arith::MulFOp::create(nested, nestedLoc, lhs, rhs);
-              Value sum = arith::AddFOp::create(nested, nestedLoc, acc[0], product);
-              scf::YieldOp::create(nested, nestedLoc, sum);
-            });
-        return loop.getResult(0);
-      })
-      .Case([&](hg::ScaleOp scale) -> Value {
-        Value factor = emit(b, scale.getScale(), head, Value());
-        return arith::MulFOp::create(b, loc, factor, operand(1));
+      .Case([&](hg::ScaleOp) -> Value {
+        return arith::MulFOp::create(b, loc, operand(0), operand(1));
       })
       .Case([&](hg::ConstScaleOp scale) -> Value {
         Value factor = constantFloat(b, loc, element,
@@ -266,16 +425,9 @@ Value RowEvaluator::emitOp(OpBuilder &b, Operation *op, Value head,
         return arith::DivFOp::create(b, loc,
                                      constantFloat(b, loc, element, 1.0), count);
       })
-      .Case([&](hg::SliceOp slice) -> Value {
-        // Column `offset + feature` of the input's head block.
-        auto inType = cast<hg::FeatureType>(slice.getInput().getType());
-        if (isPerHead(inType))
-          return emit(b, slice.getInput(), head, Value());
-        Value offset =
-            arith::ConstantIndexOp::create(b, loc, slice.getOffset());
-        Value column =
-            feature ? arith::AddIOp::create(b, loc, offset, feature) : offset;
-        return emit(b, slice.getInput(), head, column);
+      .Case([&](hg::SliceOp) -> Value {
+        // The input, evaluated at the sliced column (emit's request).
+        return operand(0);
       })
       .Case([&](hg::EqualOp) -> Value {
         Value same = arith::CmpFOp::create(b, loc, arith::CmpFPredicate::OEQ,
@@ -306,6 +458,7 @@ Value RowEvaluator::emitOp(OpBuilder &b, Operation *op, Value head,
         return arith::SelectOp::create(b, loc, positive, x, scaled);
       })
       .Default([](Operation *) -> Value {
-        llvm_unreachable("collect() admits only row-wise ops");
+        llvm_unreachable("collect() admits only row-wise ops; emit() builds "
+                         "dots itself");
       });
 }

@@ -7,7 +7,8 @@
 // evaluated inside the body of the traversal that consumes them. A
 // RowEvaluator first collects the buffers ("leaves") an expression reads, so
 // that they become the traversal's operands, then emits the scalar code for
-// one (head, feature) position inside the traversal body.
+// one (head, feature) position inside the traversal body, each shared
+// subexpression once.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +20,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+
+#include <tuple>
 
 namespace hector::lowering {
 
@@ -55,6 +59,14 @@ struct ValueStore {
 };
 
 /// Emits the scalar computation of row expressions in one traversal body.
+///
+/// Row expressions are DAGs: a value may be read by many ops (autodiff
+/// reads every forward value twice or more, `add %v, %v` doubles a chain).
+/// Every walk here is iterative (no recursion proportional to the program's
+/// length) and visits each value once: `collect` and the per-head hoisting
+/// keep visited sets, and `emit` memoizes each value per (head, feature) and
+/// per block, so a shared subexpression is emitted once where every later
+/// reader can see it (its block or an enclosing one), never re-expanded.
 class RowEvaluator {
 public:
   RowEvaluator(const ValueStore &store, bool edgeDomain)
@@ -74,14 +86,13 @@ public:
 
   /// Binds the traversal body: `rows[k]` is the row index of leaf k.
   void bind(mlir::ValueRange rows) { rowArgs.assign(rows.begin(), rows.end()); }
-  /// Starts a new head iteration: forgets hoisted per-head values.
-  void startHead() { perHead.clear(); }
 
   /// Emits the per-head subexpressions of `value` at the current insertion
   /// point, so that a feature loop created afterwards only reads them.
   void hoistPerHead(mlir::OpBuilder &b, mlir::Value value, mlir::Value head);
   /// Emits `value` at head `head`, feature `feature` of its head block
-  /// (`feature` is ignored for per-head values).
+  /// (`feature` is ignored for per-head values, `head` for values with one
+  /// head).
   mlir::Value emit(mlir::OpBuilder &b, mlir::Value value, mlir::Value head,
                    mlir::Value feature);
   /// Loads leaf `leaf` at column `column` (rank-1 leaves ignore it).
@@ -94,19 +105,53 @@ public:
                             mlir::Value head, mlir::Value feature);
 
 private:
+  /// One evaluation of a value: at a head and a feature, normalized so that
+  /// equal evaluations compare equal (null feature for per-head values,
+  /// null head for values with one head).
+  struct Request {
+    mlir::Value value, head, feature;
+  };
+  struct Frame;
+  using Key = std::tuple<mlir::Value, mlir::Value, mlir::Value, mlir::Block *>;
+
+  static Request normalize(mlir::Value value, mlir::Value head,
+                           mlir::Value feature);
   /// The leaf a value reads directly, if it is in memory.
   std::optional<Leaf> leafOf(mlir::Value value) const;
   unsigned leafIndex(Leaf leaf) const;
-  mlir::Value emitOp(mlir::OpBuilder &b, mlir::Operation *op, mlir::Value head,
-                     mlir::Value feature);
+  /// The per-head values `value` reads through values that are not per-head
+  /// (itself, if it is per-head), each once, operands first.
+  llvm::SmallVector<mlir::Value> perHeadInputs(mlir::Value value) const;
+  /// The value emitted for `request` in `block` or a block enclosing it.
+  mlir::Value lookup(const Request &request, mlir::Block *block) const;
+  /// `offset + feature` (or the constant `offset`), one SSA value per pair
+  /// where it is visible, so that slices at one offset share evaluations.
+  mlir::Value offsetColumn(mlir::OpBuilder &b, mlir::Location loc,
+                           int64_t offset, mlir::Value feature);
+  /// Emits a leaf or a normalised softmax; null if `request` is neither.
+  mlir::Value emitMemory(mlir::OpBuilder &b, const Request &request);
+  /// Emits the op of `request` from its evaluated operands.
+  mlir::Value emitOp(mlir::OpBuilder &b, mlir::Operation *op,
+                     llvm::ArrayRef<mlir::Value> operands);
 
   const ValueStore &store;
   bool edgeDomain;
   /// A traversal reads a handful of buffers: a vector beats a set here.
   llvm::SmallVector<Leaf> leaves;
   llvm::SmallVector<mlir::Value> rowArgs;
-  llvm::DenseMap<mlir::Value, mlir::Value> perHead;
+  /// Values whose leaves `collect` has recorded.
+  llvm::DenseSet<mlir::Value> collected;
+  /// (value, head, feature, block) -> the value emitted there.
+  llvm::DenseMap<Key, mlir::Value> emitted;
+  /// (feature, offset, block) -> offsetColumn's value there.
+  llvm::DenseMap<std::tuple<mlir::Value, int64_t, mlir::Block *>, mlir::Value>
+      columns;
 };
+
+/// True for the ops a traversal evaluates in its body from their operands
+/// (element-wise math, dot, scale, slice, zeros, the gradient helpers);
+/// gathers, typed vectors and the graph norms are read as leaves.
+bool isRowWise(mlir::Operation *op);
 
 /// True when `type` holds one value per head (width == heads).
 inline bool isPerHead(hgraph::FeatureType type) {

@@ -72,6 +72,9 @@ def emit(model_or_function, *, locations: bool = False, **sizes: int) -> str:
         raise FrontendError(f"cannot parse the model: {err.msg}", filename,
                             (err.lineno or 1) + first_line - 1, (err.offset or 0) + indent) \
             from None
+    except RecursionError:
+        raise FrontendError(f"cannot parse the model: {_TOO_DEEP}", filename, first_line,
+                            indent + 1) from None
     fdef = next((node for node in tree.body if isinstance(node, ast.FunctionDef)), None)
     if fdef is None:
         raise FrontendError(f"{function.__name__} is not a plain `def` function", filename,
@@ -92,6 +95,8 @@ def emit_source(text: str, *, filename: str = "<string>", function: Optional[str
     except SyntaxError as err:
         raise FrontendError(f"cannot parse the module: {err.msg}", filename,
                             err.lineno or 1, err.offset or 1) from None
+    except RecursionError:
+        raise FrontendError(f"cannot parse the module: {_TOO_DEEP}", filename, 1, 1) from None
     functions = [node for node in tree.body if isinstance(node, ast.FunctionDef)]
     if function is not None:
         chosen = [f for f in functions if f.name == function]
@@ -107,6 +112,11 @@ def emit_source(text: str, *, filename: str = "<string>", function: Optional[str
             raise FrontendError("name the model to emit: the module holds "
                                 f"{len(chosen)} candidate functions ({names})", filename, 1, 1)
     return Translator(chosen[-1], Source(filename), sizes, locations).translate()
+
+
+# Python's parser recurses once per operator of `v + v + ... + v`.
+_TOO_DEEP = ("an expression nests too deeply for Python's parser; split it over several "
+             "statements (assign parts to variables)")
 
 
 def _is_model_decorator(node: ast.expr) -> bool:

@@ -75,6 +75,9 @@ class FunctionWriter:
     def render(self, header: List[Part], arg_slots: List[Slot], comment: str) -> str:
         used = set()
         counter = 0
+        # The next suffix to try per hint, so that a hint given n times
+        # costs O(n), not O(n^2).
+        next_suffix = {}
 
         def assign(slot: Slot) -> None:
             nonlocal counter
@@ -85,10 +88,12 @@ class FunctionWriter:
                     counter += 1
                 slot.name = str(counter)
             else:
-                name, k = slot.hint, 0
+                k = next_suffix.get(slot.hint, 0)
+                name = f"{slot.hint}_{k}" if k else slot.hint
                 while name in used:
                     k += 1
                     name = f"{slot.hint}_{k}"
+                next_suffix[slot.hint] = k + 1
                 slot.name = name
             used.add(slot.name)
 

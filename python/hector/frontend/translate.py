@@ -237,7 +237,14 @@ class Translator(Functions):
 
     def _block(self, stmts: List[ast.stmt], scope: Scope) -> None:
         for stmt in stmts:
-            self._statement(stmt, scope)
+            try:
+                self._statement(stmt, scope)
+            except RecursionError:
+                # Expressions are translated recursively: `v + v + ... + v`
+                # with a thousand terms nests a thousand levels deep.
+                raise self.src.error(stmt, "this statement's expression nests too deeply to "
+                                     "translate; split it over several statements (assign "
+                                     "parts to variables)") from None
 
     def _statement(self, stmt: ast.stmt, scope: Scope) -> None:
         if isinstance(stmt, ast.For):

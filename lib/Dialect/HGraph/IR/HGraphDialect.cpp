@@ -4,6 +4,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
@@ -100,39 +101,67 @@ static bool isCompactArgument(BlockArgument arg) {
   return attr && attr.getValue() == Materialization::Compact;
 }
 
-bool dependsOnlySourceAndEdgeType(Value value) {
-  if (!isa<EdgeValueType>(value.getType()))
-    return false;
-  // Edge-wise function arguments are arbitrary per-edge data, unless the
-  // function gives them one row per (source, edge type) pair.
-  Operation *def = value.getDefiningOp();
-  if (!def)
-    return isCompactArgument(cast<BlockArgument>(value));
-  auto allOperandsQualify = [](Operation *op) {
-    return llvm::all_of(op->getOperands(), dependsOnlySourceAndEdgeType);
+bool dependsOnlySourceAndEdgeType(Value root) {
+  // A walk over the row expression, iterative and visiting each value once
+  // (expressions are DAGs and may be long): every value reached must be
+  // edge-wise and be computed from qualifying values only, down to reads at
+  // the source or per edge type.
+  SmallVector<Value> stack{root};
+  llvm::DenseSet<Value> seen{root};
+  auto visit = [&](Value operand) {
+    if (seen.insert(operand).second)
+      stack.push_back(operand);
   };
-  // Dialect attributes are verified before the operation's own invariants,
-  // so nothing here may assume a well-formed operation.
-  return llvm::TypeSwitch<Operation *, bool>(def)
-      .Case([](TypedLinearOp op) {
-        EndpointAttr from = op.getFromAttr();
-        if (!from || op->getNumOperands() != 2)
-          return false;
-        if (from.getValue() == Endpoint::Src)
-          return true;
-        return from.getValue() == Endpoint::Edge &&
-               dependsOnlySourceAndEdgeType(op->getOperand(1));
-      })
-      .Case([](GatherOp op) {
-        EndpointAttr from = op.getFromAttr();
-        return from && from.getValue() == Endpoint::Src;
-      })
-      .Case<TypedVectorOp, ZerosOp>([](Operation *) { return true; })
-      .Case<DotOp, ScaleOp, ConstScaleOp, ConcatOp, SliceOp, AddOp, SubOp,
-            MulOp, DivOp, EqualOp, ExpOp, ReluOp, TanhOp, SigmoidOp, NegOp,
-            LeakyReluOp, LeakyReluGradOp>(
-          allOperandsQualify)
-      .Default([](Operation *) { return false; });
+  while (!stack.empty()) {
+    Value value = stack.pop_back_val();
+    // Edge-wise function arguments are arbitrary per-edge data, unless the
+    // function gives them one row per (source, edge type) pair.
+    Operation *def = value.getDefiningOp();
+    if (!isa<EdgeValueType>(value.getType()))
+      return false;
+    if (!def) {
+      if (isCompactArgument(cast<BlockArgument>(value)))
+        continue;
+      return false;
+    }
+    // Another op marked compact is verified on its own (its mark is
+    // wrong only if its own verification fails): no need to walk it again.
+    if (value != root)
+      if (auto mark = def->getAttrOfType<MaterializationAttr>(
+              HGraphDialect::getMaterializationAttrName());
+          mark && mark.getValue() == Materialization::Compact)
+        continue;
+    // Dialect attributes are verified before the operation's own
+    // invariants, so nothing here may assume a well-formed operation.
+    bool qualifies =
+        llvm::TypeSwitch<Operation *, bool>(def)
+            .Case([&](TypedLinearOp op) {
+              EndpointAttr from = op.getFromAttr();
+              if (!from || op->getNumOperands() != 2)
+                return false;
+              if (from.getValue() == Endpoint::Edge)
+                visit(op->getOperand(1));
+              return from.getValue() == Endpoint::Src ||
+                     from.getValue() == Endpoint::Edge;
+            })
+            .Case([](GatherOp op) {
+              EndpointAttr from = op.getFromAttr();
+              return from && from.getValue() == Endpoint::Src;
+            })
+            .Case<TypedVectorOp, ZerosOp>([](Operation *) { return true; })
+            .Case<DotOp, ScaleOp, ConstScaleOp, ConcatOp, SliceOp, AddOp,
+                  SubOp, MulOp, DivOp, EqualOp, ExpOp, ReluOp, TanhOp,
+                  SigmoidOp, NegOp, LeakyReluOp, LeakyReluGradOp>(
+                [&](Operation *op) {
+                  for (Value operand : op->getOperands())
+                    visit(operand);
+                  return true;
+                })
+            .Default([](Operation *) { return false; });
+    if (!qualifies)
+      return false;
+  }
+  return true;
 }
 
 } // namespace hector::hgraph

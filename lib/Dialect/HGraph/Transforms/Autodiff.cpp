@@ -97,7 +97,7 @@ private:
 
   // The backward function under construction.
   Value forward(Value primalValue);
-  Value recompute(Operation *op);
+  void recompute(Operation *op);
   BlockArgument newArgument(Type type, Location loc);
   void addCotangent(Value primalValue, Value contribution);
   LogicalResult pullback(Operation *op);
@@ -204,37 +204,58 @@ BlockArgument Differentiator::newArgument(Type type, Location argLoc) {
 }
 
 /// The value of a forward value inside the backward body: an argument, a
-/// saved value, or a recomputation, following the save policy.
+/// saved value, or a recomputation, following the save policy. A
+/// recomputation needs its operands' values first: they are found with an
+/// explicit stack (a long chain of recomputed row-wise ops must not recurse
+/// once per op), and each forward value is mapped once.
 Value Differentiator::forward(Value value) {
-  if (Value known = inBackward.lookupOrNull(value))
-    return known;
-  if (auto arg = dyn_cast<BlockArgument>(value)) {
-    BlockArgument mapped = newArgument(arg.getType(), arg.getLoc());
-    primalArguments[arg.getArgNumber()] = mapped;
-    inBackward.map(value, mapped);
-    return mapped;
-  }
-  Operation *op = value.getDefiningOp();
-  bool save = !isFree(op) &&
-              (policy == SavePolicy::All ||
-               (policy == SavePolicy::Materialized && isMaterialized(op)));
-  if (!save) {
+  // (value, whether its operands were asked for already)
+  SmallVector<std::pair<Value, bool>> stack{{value, false}};
+  while (!stack.empty()) {
+    auto [next, expanded] = stack.back();
+    if (inBackward.contains(next)) {
+      stack.pop_back();
+      continue;
+    }
+    if (auto arg = dyn_cast<BlockArgument>(next)) {
+      BlockArgument mapped = newArgument(arg.getType(), arg.getLoc());
+      primalArguments[arg.getArgNumber()] = mapped;
+      inBackward.map(next, mapped);
+      stack.pop_back();
+      continue;
+    }
+    Operation *op = next.getDefiningOp();
+    bool save = !isFree(op) && (policy == SavePolicy::All ||
+                                (policy == SavePolicy::Materialized &&
+                                 isMaterialized(op)));
+    if (save) {
+      BlockArgument mapped = newArgument(next.getType(), next.getLoc());
+      savedValues.push_back(next);
+      savedArguments.push_back(mapped);
+      inBackward.map(next, mapped);
+      stack.pop_back();
+      continue;
+    }
+    if (!expanded) {
+      stack.back().second = true;
+      for (Value operand : llvm::reverse(op->getOperands()))
+        if (!inBackward.contains(operand))
+          stack.push_back({operand, false});
+      continue;
+    }
     recompute(op);
-    return inBackward.lookup(value);
+    stack.pop_back();
   }
-  BlockArgument mapped = newArgument(value.getType(), value.getLoc());
-  savedValues.push_back(value);
-  savedArguments.push_back(mapped);
-  inBackward.map(value, mapped);
-  return mapped;
+  return inBackward.lookup(value);
 }
 
-/// Clones `op` into the backward body right after the last of its operands,
-/// so recomputations always precede the gradient ops that read them.
-Value Differentiator::recompute(Operation *op) {
+/// Clones `op`, whose operands are all mapped, into the backward body right
+/// after the last of them, so recomputations always precede the gradient
+/// ops that read them.
+void Differentiator::recompute(Operation *op) {
   Operation *after = nullptr;
   for (Value operand : op->getOperands()) {
-    Operation *def = forward(operand).getDefiningOp();
+    Operation *def = inBackward.lookup(operand).getDefiningOp();
     if (def && (!after || after->isBeforeInBlock(def)))
       after = def;
   }
@@ -243,7 +264,7 @@ Value Differentiator::recompute(Operation *op) {
     builder.setInsertionPointAfter(after);
   else
     builder.setInsertionPointToStart(body);
-  return builder.clone(*op, inBackward)->getResult(0);
+  builder.clone(*op, inBackward);
 }
 
 void Differentiator::addCotangent(Value value, Value contribution) {

@@ -35,18 +35,24 @@ bool isCompact(Operation *op) {
 /// (fewer rows than pairs), so only edge-typed weights `from src`, and maps
 /// `from edge` of a compact input, run one row per edge without compaction.
 bool benefits(TypedLinearOp op) {
-  if (!dependsOnlySourceAndEdgeType(op.getResult()))
-    return false;
+  // The cheap conditions first: the dependence walk below stops at an input
+  // marked compact, so each call is short (a chain of maps from edges that
+  // do not qualify would otherwise be walked once per map).
   auto weight = cast<WeightType>(op.getWeight().getType());
   switch (op.getFrom()) {
   case Endpoint::Src:
-    return weight.getIndex() == WeightIndex::EdgeType;
+    if (weight.getIndex() != WeightIndex::EdgeType)
+      return false;
+    break;
   case Endpoint::Edge:
-    return op.getInput().getDefiningOp() &&
-           isCompact(op.getInput().getDefiningOp());
+    if (!op.getInput().getDefiningOp() ||
+        !isCompact(op.getInput().getDefiningOp()))
+      return false;
+    break;
   default:
     return false;
   }
+  return dependsOnlySourceAndEdgeType(op.getResult());
 }
 
 struct CompactMaterializationPass
@@ -99,30 +105,48 @@ private:
       auto attr = op->getAttrOfType<StringAttr>(name);
       return attr ? attr.getValue() : StringRef();
     };
+    // Attribute dictionaries are rewritten once per function (setting them
+    // one at a time rebuilds the whole list each time: quadratic).
+    auto withCompact = [&](DictionaryAttr dict) {
+      NamedAttrList entries(dict);
+      entries.set(attrName, compact);
+      return entries.getDictionary(compact.getContext());
+    };
     SmallVector<FuncOp> functions(getOperation().getOps<FuncOp>());
     for (FuncOp forward : functions) {
       if (stringAttr(forward, "hgraph.kind") != "training_forward")
         continue;
       auto ret = cast<ReturnOp>(forward.getBody().front().getTerminator());
+      SmallVector<DictionaryAttr> results;
+      forward.getAllResultAttrs(results);
+      llvm::DenseSet<StringAttr> handedOver;
       for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
-        auto role =
-            forward.getResultAttrOfType<StringAttr>(index, "hgraph.role");
-        auto name =
-            forward.getResultAttrOfType<StringAttr>(index, "hgraph.name");
+        DictionaryAttr dict = results[index];
+        auto role = dict ? dict.getAs<StringAttr>("hgraph.role") : nullptr;
+        auto name = dict ? dict.getAs<StringAttr>("hgraph.name") : nullptr;
         Operation *def = value.getDefiningOp();
         if (!role || role.getValue() != "saved" || !name ||
-            forward.getResultAttr(index, attrName) || !def || !isCompact(def))
+            dict.get(attrName) || !def || !isCompact(def))
           continue;
-        forward.setResultAttr(index, attrName, compact);
-        for (FuncOp backward : functions) {
-          if (stringAttr(backward, "hgraph.kind") != "training_backward" ||
-              stringAttr(backward, "hgraph.primal") !=
-                  stringAttr(forward, "hgraph.primal"))
-            continue;
-          for (unsigned arg = 0; arg < backward.getNumArguments(); ++arg)
-            if (backward.getArgAttr(arg, "hgraph.name") == name)
-              backward.setArgAttr(arg, attrName, compact);
-        }
+        results[index] = withCompact(dict);
+        handedOver.insert(name);
+      }
+      if (handedOver.empty())
+        continue;
+      forward.setAllResultAttrs(results);
+      for (FuncOp backward : functions) {
+        if (stringAttr(backward, "hgraph.kind") != "training_backward" ||
+            stringAttr(backward, "hgraph.primal") !=
+                stringAttr(forward, "hgraph.primal"))
+          continue;
+        SmallVector<DictionaryAttr> args;
+        backward.getAllArgAttrs(args);
+        for (DictionaryAttr &dict : args)
+          if (auto name = dict ? dict.getAs<StringAttr>("hgraph.name")
+                               : nullptr;
+              name && handedOver.contains(name))
+            dict = withCompact(dict);
+        backward.setAllArgAttrs(args);
       }
     }
   }
