@@ -76,8 +76,10 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
   case Stage::Loops:
     if (!cuda)
       return "hector-cpu-gemm,hector-cpu-traversal,htmpl-to-loops";
-    return options.gpuTemplates ? "htmpl-to-gpu,htmpl-to-loops"
-                                : "htmpl-to-loops";
+    if (!options.gpuTemplates)
+      return "htmpl-to-loops";
+    return "htmpl-to-gpu{lanes-per-instance=" +
+           std::to_string(options.traversalLanes) + "},htmpl-to-loops";
   case Stage::GPU:
     if (!cuda)
       return "";

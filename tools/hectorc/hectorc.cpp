@@ -130,6 +130,13 @@ cl::opt<bool> gpuTemplates(
              "--gpu-templates=false uses htmpl-to-loops (simpler, slower)"),
     cl::init(true), cl::cat(hectorCategory));
 
+cl::opt<int64_t> traversalLanes(
+    "traversal-lanes",
+    cl::desc("cuda: lanes per edge or node of the traversal kernels (1, 2, "
+             "4, 8, 16 or 32); 0, the default, sizes each traversal's lane "
+             "groups to its feature loops"),
+    cl::init(0), cl::cat(hectorCategory));
+
 cl::opt<bool> training(
     "training",
     cl::desc("Also build training entry points: <f>_fwd (results plus the "
@@ -469,6 +476,7 @@ int main(int argc, char **argv) {
   options.optLevel = optLevel;
   options.gpuBlockSize = gpuBlockSize;
   options.gpuTemplates = gpuTemplates;
+  options.traversalLanes = traversalLanes;
   options.training = training;
   options.savePolicy = savePolicy;
   if (savePolicy != "materialized" && savePolicy != "all" &&

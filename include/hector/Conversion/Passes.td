@@ -62,7 +62,17 @@ def HTmplToGPU : Pass<"htmpl-to-gpu", "mlir::ModuleOp"> {
     `htmpl.accumulate`s into the same destination row inside the warp before
     one atomic, so a hub with millions of in-edges does not serialise a
     kernel. Host-side memrefs are device pointers.
+
+    A traversal whose feature loops have static lengths runs each instance on
+    a group of lanes sized to those loops (4 to 32, about 8 iterations per
+    lane), several instances per warp; `lanes-per-instance` fixes that group
+    size instead (for tuning and tests).
   }];
+  let options = [
+    Option<"lanesPerInstance", "lanes-per-instance", "int64_t", /*default=*/"0",
+           "Lanes per instance of warp-mapped traversals: 1, 2, 4, 8, 16 or "
+           "32; 0 chooses per traversal">
+  ];
   // NVVM for warp barriers around warp-private buffers, LLVM for scoped
   // float-max atomics.
   let dependentDialects = [

@@ -40,6 +40,8 @@ struct PipelineOptions {
   /// CUDA: lower htmpl instances with htmpl-to-gpu (the GPU-specialised
   /// templates) before htmpl-to-loops takes whatever is left.
   bool gpuTemplates = true;
+  /// CUDA: htmpl-to-gpu's lanes-per-instance (0: chosen per traversal).
+  int64_t traversalLanes = 0;
   /// Derive training entry points (`hgraph-autodiff`) before lowering, with
   /// this policy for what the forward saves for the backward.
   bool training = false;

@@ -92,11 +92,14 @@ void emitZeroFill(mlir::OpBuilder &b, mlir::Location loc, mlir::Value buffer,
 /// Fails (with a diagnostic at the instance) when the instance cannot be
 /// lowered; called on every instance before any IR changes.
 mlir::LogicalResult checkGemm(htmpl::GemmOp op);
-mlir::LogicalResult checkTraversal(htmpl::TraversalOp op);
+/// `lanes`: lanes per instance of warp-mapped traversals (0: chosen per
+/// traversal; see Traversal.h).
+mlir::LogicalResult checkTraversal(htmpl::TraversalOp op, int64_t lanes = 0);
 
 /// Replace one (checked) instance by kernel launches before it.
 void lowerGemm(mlir::RewriterBase &rewriter, htmpl::GemmOp op);
-void lowerTraversal(mlir::RewriterBase &rewriter, htmpl::TraversalOp op);
+void lowerTraversal(mlir::RewriterBase &rewriter, htmpl::TraversalOp op,
+                    int64_t lanes = 0);
 
 } // namespace hector::gpu
 

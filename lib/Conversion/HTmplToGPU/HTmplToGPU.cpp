@@ -27,8 +27,17 @@ using namespace hector;
 
 namespace {
 struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
+  using HTmplToGPUBase::HTmplToGPUBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    int64_t lanes = lanesPerInstance;
+    if (lanes < 0 || lanes > hector::gpu::kWarpSize || (lanes & (lanes - 1))) {
+      module.emitError("htmpl-to-gpu: lanes-per-instance must be 0 or a power "
+                       "of two from 1 to 32, got ")
+          << lanes;
+      return signalPassFailure();
+    }
     // Check everything first so that a failure leaves the IR untouched.
     SmallVector<Operation *> instances;
     bool valid = true;
@@ -39,7 +48,7 @@ struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
         valid &= succeeded(hector::gpu::checkGemm(gemm));
         instances.push_back(op);
       } else if (auto traversal = dyn_cast<htmpl::TraversalOp>(op)) {
-        valid &= succeeded(hector::gpu::checkTraversal(traversal));
+        valid &= succeeded(hector::gpu::checkTraversal(traversal, lanes));
         instances.push_back(op);
         return WalkResult::skip();
       }
@@ -53,7 +62,8 @@ struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
       if (auto gemm = dyn_cast<htmpl::GemmOp>(op))
         hector::gpu::lowerGemm(rewriter, gemm);
       else
-        hector::gpu::lowerTraversal(rewriter, cast<htmpl::TraversalOp>(op));
+        hector::gpu::lowerTraversal(rewriter, cast<htmpl::TraversalOp>(op),
+                                    lanes);
     }
   }
 };

@@ -5,15 +5,21 @@
 // shared with the kernel skeletons of TraversalToGPU.cpp.
 //
 // Two mappings:
-//  - Warp: a warp runs one instance (edge or node) at a time, its lanes
-//    split the iterations of the body's innermost loops (the feature loops);
-//    everything outside them runs redundantly on all lanes, so it stays
-//    warp-uniform, and its side effects are issued by lane 0. Loop-carried
-//    reductions (dot products) become per-lane partials plus a butterfly
-//    all-reduce. For edges, a warp walks a contiguous chunk of edges, and
+//  - Warp: a group of lanes (the whole warp, or 4, 8 or 16 lanes of it:
+//    TraversalPlan::lanes) runs one instance (edge or node) at a time; its
+//    lanes split the iterations of the body's innermost loops (the feature
+//    loops); everything outside them runs redundantly on the group's lanes,
+//    so it stays uniform within the group, and its side effects are issued
+//    by the group's first lane. Loop-carried reductions (dot products)
+//    become per-lane partials plus a butterfly all-reduce within the group.
+//    For edges, a group walks a contiguous chunk of edges, and
 //    accumulations into the receiving row (the destination node, or the
-//    edge type) are gathered in a warp-private shared-memory row that is
-//    flushed with one atomic per element when that row changes.
+//    edge type) are gathered in a group-private shared-memory row that is
+//    flushed with one atomic per element when that row changes. Groups
+//    smaller than a warp share the per-instance work (index loads, scalar
+//    math, the reductions' shuffles) between several instances per
+//    instruction: on 64-wide rows a full warp spends most of its issue slots
+//    on that per-edge overhead, two features per lane.
 //  - Thread: one instance per thread, the body unchanged; top-level
 //    accumulations into the receiving row are combined across the lanes of
 //    a warp that share it (segmented warp reduction) before one atomic.
@@ -54,6 +60,16 @@ struct BufferedDest {
   bool plain = false;
 };
 
+/// Elements between the shared rows of two lane groups: the row rounded up
+/// to the 32 banks, plus the group width when groups share a warp, so that
+/// the groups of one warp start on different banks (lane l of group g then
+/// hits bank g * lanes + l: no conflicts).
+inline int64_t groupRowStride(int64_t rowSize, int64_t lanes) {
+  if (lanes >= kWarpSize)
+    return rowSize;
+  return (rowSize + kWarpSize - 1) / kWarpSize * kWarpSize + lanes;
+}
+
 struct TraversalPlan {
   TraversalMode mode = TraversalMode::Thread;
   /// Edges: the row scheme of the buffered or reduced accumulations (`dst`
@@ -61,6 +77,8 @@ struct TraversalPlan {
   htmpl::AccessScheme receiver = htmpl::AccessScheme::Dst;
   /// Warp mode: the scf.for loops whose iterations are split over lanes.
   llvm::SmallPtrSet<mlir::Operation *, 8> distributed;
+  /// Warp mode: lanes per instance (a power of two dividing the warp).
+  int64_t lanes = kWarpSize;
   /// Warp mode over edges: destinations gathered per warp.
   llvm::SmallVector<BufferedDest> buffered;
   /// Thread mode over edges: top-level accumulations into the receiving
@@ -69,7 +87,10 @@ struct TraversalPlan {
 };
 
 /// Checks the traversal (diagnostic on failure) and chooses its mapping.
-mlir::FailureOr<TraversalPlan> planTraversal(htmpl::TraversalOp op);
+/// `lanes` (a power of two from 1 to 32) fixes the lanes per instance of the
+/// warp mapping; 0 lets the plan choose from the feature loops' lengths.
+mlir::FailureOr<TraversalPlan> planTraversal(htmpl::TraversalOp op,
+                                             int64_t lanes = 0);
 
 /// The op combining iter_arg `i` of `loop` into its next value when that is
 /// a reduction the warp can finish with shuffles (a commutative, associative
@@ -102,14 +123,17 @@ void emitAtomic(mlir::OpBuilder &b, mlir::Location loc,
                 mlir::arith::AtomicRMWKind kind, mlir::Value value,
                 mlir::Value memref, mlir::ValueRange indices);
 
-/// `nvvm.bar.warp.sync` over the full warp: orders the lanes' accesses to
-/// warp-private shared memory.
-void emitWarpSync(mlir::OpBuilder &b, mlir::Location loc);
+/// `nvvm.bar.warp.sync` over the lanes of `mask` (i32; null: the full
+/// warp): orders the lanes' accesses to group-private shared memory.
+void emitWarpSync(mlir::OpBuilder &b, mlir::Location loc,
+                  mlir::Value mask = nullptr);
 
 /// What the warp rewriting needs from the kernel skeleton.
 struct WarpContext {
-  mlir::Value lane;  // index in [0, 32)
-  mlir::Value lane0; // i1: lane == 0
+  int64_t lanes = kWarpSize; // lanes per instance (the group)
+  mlir::Value lane;          // index in [0, lanes): the lane in its group
+  mlir::Value lane0;         // i1: lane == 0
+  mlir::Value mask;          // i32: the group's lanes in the warp
   /// Buffered destination -> its warp-private shared row (a 1-D workgroup
   /// memref) and this warp's offset in it.
   llvm::DenseMap<mlir::Value, std::pair<mlir::Value, mlir::Value>> buffers;

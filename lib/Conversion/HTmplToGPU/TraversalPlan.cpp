@@ -39,6 +39,13 @@ namespace {
 constexpr int64_t kMaxBufferBytesPerBlock = 32 * 1024;
 /// Largest destination row (elements) gathered in shared memory.
 constexpr int64_t kMaxBufferedRow = 1024;
+/// The warp mapping gives each lane at most this many iterations of the
+/// longest feature loop, with at least kMinLanes lanes per instance
+/// (measured on an H100, docs/gpu-templates.md: half warps on 64-wide rows
+/// beat whole warps by up to 10%; 8 or 4 lanes lose, their scalar loads
+/// touching 4 or 8 rows per instruction).
+constexpr int64_t kIterationsPerLane = 4;
+constexpr int64_t kMinLanes = 16;
 
 /// The memref a view is taken of, through any chain of view-like ops.
 Value rootBuffer(Value memref) {
@@ -267,7 +274,29 @@ Value hector::gpu::nodeCountSource(TraversalOp op) {
   return {};
 }
 
-FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
+namespace {
+/// Lanes per instance of the warp mapping: the fewest (a power of two, at
+/// least kMinLanes) that leave each lane at most kIterationsPerLane
+/// iterations of the longest distributed loop; a loop of unknown length
+/// (over the edges of a node, say) gets the whole warp.
+int64_t chooseLanes(const TraversalPlan &plan) {
+  uint64_t longest = 0;
+  for (Operation *op : plan.distributed) {
+    std::optional<APInt> trips = cast<scf::ForOp>(op).getStaticTripCount();
+    if (!trips)
+      return kWarpSize;
+    longest = std::max(longest, trips->getZExtValue());
+  }
+  int64_t lanes = kMinLanes;
+  while (lanes < kWarpSize &&
+         static_cast<uint64_t>(lanes * kIterationsPerLane) < longest)
+    lanes *= 2;
+  return lanes;
+}
+} // namespace
+
+FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op,
+                                                    int64_t lanes) {
   if (op->getParentOfType<mlir::gpu::LaunchOp>() ||
       op->getParentOfType<mlir::gpu::GPUFuncOp>() ||
       op->getParentOfType<TraversalOp>())
@@ -360,6 +389,8 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
                                                     : TraversalMode::Thread;
   if (plan.mode == TraversalMode::Thread)
     plan.distributed.clear();
+  else
+    plan.lanes = lanes ? lanes : chooseLanes(plan);
   if (op.getDomain() != Domain::Edges)
     return plan;
 
@@ -375,7 +406,7 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
         order.push_back(acc.getDest());
       accumulatesOf[acc.getDest()].push_back(acc);
     }
-  int64_t warps = op.getLaunchBounds() / kWarpSize;
+  int64_t groups = op.getLaunchBounds() / plan.lanes;
   int64_t bytesLeft = kMaxBufferBytesPerBlock;
   for (Value dest : order) {
     ArrayRef<AccumulateOp> accs = accumulatesOf[dest];
@@ -402,7 +433,7 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op) {
       std::optional<int64_t> size = staticRowSize(dest);
       if (!size || !isSharedAtomicType(element))
         continue;
-      int64_t bytes = *size * warps * (element.getIntOrFloatBitWidth() / 8);
+      int64_t bytes = groupRowStride(*size, plan.lanes) * groups * (element.getIntOrFloatBitWidth() / 8);
       if (bytes > bytesLeft)
         continue;
       bytesLeft -= bytes;

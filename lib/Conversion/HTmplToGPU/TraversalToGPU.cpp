@@ -3,16 +3,17 @@
 // The kernel skeletons of the traversal template (Traversal.h describes the
 // two mappings; TraversalPlan.cpp picks one):
 //
-// - warp mapping, edges: warp w of the grid walks the edges (COO) or CSR
-//   slots [w * C, w * C + C) in order (C = kEdgesPerWarp). The work is split
-//   by edges, not by destination nodes, so a hub with 100k in-edges is spread
-//   over thousands of warps. In CSR order the destination node of a slot is
-//   found once per warp by a binary search over row_ptr and then advanced.
-//   Accumulations into the receiving row (destination node or edge type)
-//   go to a warp-private row in shared memory; when that row changes (and
-//   at the end of the chunk) the lanes flush it, one atomic per touched
-//   element.
-// - warp mapping, nodes: one warp per node.
+// - warp mapping, edges: lane group g of the grid (a warp, or a power-of-two
+//   part of one: TraversalPlan::lanes) walks the edges (COO) or CSR slots
+//   [g * C, g * C + C) in order (C = kEdgesPerGroup). The work is split by
+//   edges, not by destination nodes, so a hub with 100k in-edges is spread
+//   over thousands of groups. In CSR order the destination node of a slot
+//   is found once per group by a binary search over row_ptr and then
+//   advanced. Accumulations into the receiving row (destination node or
+//   edge type) go to a group-private row in shared memory; when that row
+//   changes (and at the end of the chunk) the lanes flush it, one atomic per
+//   touched element.
+// - warp mapping, nodes: one lane group per node.
 // - thread mapping: one thread per edge, CSR slot or node. Top-level
 //   accumulations into the receiving row are combined across the lanes of a
 //   warp with the same row, then one atomic per run.
@@ -35,8 +36,8 @@ using namespace hector::gpu;
 using namespace hector::htmpl;
 
 namespace {
-/// Edges (or CSR slots) a warp walks in order.
-constexpr int64_t kEdgesPerWarp = 32;
+/// Edges (or CSR slots) a lane group walks in order.
+constexpr int64_t kEdgesPerGroup = 32;
 /// Loops with fewer iterations (known statically) are unrolled rather than
 /// split over the lanes of a warp.
 constexpr uint64_t kMinLoopForLanes = 8;
@@ -134,12 +135,38 @@ Value csrNodeCount(OpBuilder &b, Location loc, TraversalOp op) {
                   constIndex(b, loc, 0));
 }
 
-/// Flushes this warp's buffered destination rows into row `row` of their
+/// The lane group of `thread` (lanes per group: plan.lanes) and, in
+/// `group`, the group's index in its block.
+WarpContext groupContext(OpBuilder &b, Location loc, const TraversalPlan &plan,
+                         Value thread, Value &group) {
+  WarpContext context;
+  context.lanes = plan.lanes;
+  Value lanes = constIndex(b, loc, plan.lanes);
+  context.lane = arith::RemUIOp::create(b, loc, thread, lanes);
+  context.lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                        context.lane, constIndex(b, loc, 0));
+  group = arith::DivUIOp::create(b, loc, thread, lanes);
+  // The group's lanes in its warp: `lanes` ones shifted to its first lane.
+  if (plan.lanes >= kWarpSize) {
+    context.mask = constI32(b, loc, -1);
+    return context;
+  }
+  Value laneInWarp =
+      arith::RemUIOp::create(b, loc, thread, constIndex(b, loc, kWarpSize));
+  Value first = arith::IndexCastOp::create(
+      b, loc, b.getI32Type(),
+      arith::SubIOp::create(b, loc, laneInWarp, context.lane));
+  context.mask = arith::ShLIOp::create(
+      b, loc, constI32(b, loc, (1 << plan.lanes) - 1), first);
+  return context;
+}
+
+/// Flushes this group's buffered destination rows into row `row` of their
 /// destinations: one atomic per element that holds more than the identity,
 /// then the element is reset.
 void emitFlush(OpBuilder &b, Location loc, const TraversalPlan &plan,
                const WarpContext &context, Value row) {
-  emitWarpSync(b, loc);
+  emitWarpSync(b, loc, context.mask);
   for (const BufferedDest &buffered : plan.buffered) {
     Value shared, base;
     std::tie(shared, base) = context.buffers.lookup(buffered.dest);
@@ -147,7 +174,7 @@ void emitFlush(OpBuilder &b, Location loc, const TraversalPlan &plan,
     Type element = type.getElementType();
     scf::ForOp::create(
         b, loc, context.lane, constIndex(b, loc, buffered.size),
-        constIndex(b, loc, kWarpSize), ValueRange{},
+        constIndex(b, loc, context.lanes), ValueRange{},
         [&](OpBuilder &b, Location loc, Value c, ValueRange) {
           Value at = arith::AddIOp::create(b, loc, base, c);
           Value value = memref::LoadOp::create(b, loc, shared, at);
@@ -176,40 +203,37 @@ void emitFlush(OpBuilder &b, Location loc, const TraversalPlan &plan,
           scf::YieldOp::create(b, loc);
         });
   }
-  emitWarpSync(b, loc);
+  emitWarpSync(b, loc, context.mask);
 }
 
 void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
                     const TraversalPlan &plan) {
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
-  int64_t threads = op.getLaunchBounds(), warps = threads / kWarpSize;
+  int64_t threads = op.getLaunchBounds(), groups = threads / plan.lanes;
   bool csr = op.getAdjacencyFormat() == Adjacency::CSR;
   SmallVector<Operation *> ops = bodyOps(op);
   SmallVector<MemRefType> sharedTypes;
   for (const BufferedDest &buffered : plan.buffered)
     sharedTypes.push_back(workgroupType(
-        {warps * buffered.size},
+        {groups * groupRowStride(buffered.size, plan.lanes)},
         cast<MemRefType>(buffered.dest.getType()).getElementType()));
 
   Value count = edgeCount(b, loc, op);
   Value numNodes = csr ? csrNodeCount(b, loc, op) : Value();
-  Value chunk = constIndex(b, loc, kEdgesPerWarp);
+  Value chunk = constIndex(b, loc, kEdgesPerGroup);
   Launch launch = createLaunch(
-      b, loc, ceilDiv(b, loc, count, constIndex(b, loc, warps * kEdgesPerWarp)),
-      constIndex(b, loc, 1), constIndex(b, loc, 1), threads, sharedTypes);
-  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1),
-        warpSize = constIndex(b, loc, kWarpSize);
-  WarpContext context;
-  context.lane = arith::RemUIOp::create(b, loc, launch.thread, warpSize);
-  context.lane0 =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, context.lane, c0);
-  Value warp = arith::DivUIOp::create(b, loc, launch.thread, warpSize);
-  Value globalWarp = arith::AddIOp::create(
       b, loc,
-      arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, warps)),
-      warp);
-  Value begin = arith::MulIOp::create(b, loc, globalWarp, chunk);
+      ceilDiv(b, loc, count, constIndex(b, loc, groups * kEdgesPerGroup)),
+      constIndex(b, loc, 1), constIndex(b, loc, 1), threads, sharedTypes);
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
+  Value group;
+  WarpContext context = groupContext(b, loc, plan, launch.thread, group);
+  Value globalGroup = arith::AddIOp::create(
+      b, loc,
+      arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, groups)),
+      group);
+  Value begin = arith::MulIOp::create(b, loc, globalGroup, chunk);
   Value end =
       minIndex(b, loc, arith::AddIOp::create(b, loc, begin, chunk), count);
 
@@ -217,13 +241,15 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
   for (size_t i = 0; i < plan.buffered.size(); ++i) {
     const BufferedDest &buffered = plan.buffered[i];
     Value shared = launch.shared[i];
-    Value base =
-        arith::MulIOp::create(b, loc, warp, constIndex(b, loc, buffered.size));
+    Value base = arith::MulIOp::create(
+        b, loc, group,
+        constIndex(b, loc, groupRowStride(buffered.size, plan.lanes)));
     context.buffers[buffered.dest] = {shared, base};
     Type element = cast<MemRefType>(buffered.dest.getType()).getElementType();
     scf::ForOp::create(
-        b, loc, context.lane, constIndex(b, loc, buffered.size), warpSize,
-        ValueRange{}, [&](OpBuilder &b, Location loc, Value c, ValueRange) {
+        b, loc, context.lane, constIndex(b, loc, buffered.size),
+        constIndex(b, loc, plan.lanes), ValueRange{},
+        [&](OpBuilder &b, Location loc, Value c, ValueRange) {
           memref::StoreOp::create(
               b, loc, identityOf(b, loc, buffered.kind, element), shared,
               ValueRange{arith::AddIOp::create(b, loc, base, c)});
@@ -231,7 +257,7 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
         });
   }
   if (buffering)
-    emitWarpSync(b, loc);
+    emitWarpSync(b, loc, context.mask);
 
   // Loop-carried: the destination of the buffered rows (-1: none yet) and,
   // in CSR order, the destination node of the current slot.
@@ -318,21 +344,18 @@ void lowerWarpNodes(RewriterBase &rewriter, TraversalOp op,
                     const TraversalPlan &plan) {
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
-  int64_t threads = op.getLaunchBounds(), warps = threads / kWarpSize;
+  int64_t threads = op.getLaunchBounds(), groups = threads / plan.lanes;
   SmallVector<Operation *> ops = bodyOps(op);
   Value count = dimOf(b, loc, nodeCountSource(op), 0);
   Launch launch =
-      createLaunch(b, loc, ceilDiv(b, loc, count, constIndex(b, loc, warps)),
+      createLaunch(b, loc, ceilDiv(b, loc, count, constIndex(b, loc, groups)),
                    constIndex(b, loc, 1), constIndex(b, loc, 1), threads);
-  Value warpSize = constIndex(b, loc, kWarpSize);
-  WarpContext context;
-  context.lane = arith::RemUIOp::create(b, loc, launch.thread, warpSize);
-  context.lane0 = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                        context.lane, constIndex(b, loc, 0));
+  Value group;
+  WarpContext context = groupContext(b, loc, plan, launch.thread, group);
   Value node = arith::AddIOp::create(
       b, loc,
-      arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, warps)),
-      arith::DivUIOp::create(b, loc, launch.thread, warpSize));
+      arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, groups)),
+      group);
   auto ifOp = scf::IfOp::create(
       b, loc,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, node, count),
@@ -457,13 +480,14 @@ void unrollShortLoops(TraversalOp op) {
 }
 } // namespace
 
-LogicalResult hector::gpu::checkTraversal(TraversalOp op) {
-  return planTraversal(op);
+LogicalResult hector::gpu::checkTraversal(TraversalOp op, int64_t lanes) {
+  return planTraversal(op, lanes);
 }
 
-void hector::gpu::lowerTraversal(RewriterBase &rewriter, TraversalOp op) {
+void hector::gpu::lowerTraversal(RewriterBase &rewriter, TraversalOp op,
+                                 int64_t lanes) {
   unrollShortLoops(op);
-  FailureOr<TraversalPlan> plan = planTraversal(op); // checked before
+  FailureOr<TraversalPlan> plan = planTraversal(op, lanes); // checked before
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   if (plan->mode == TraversalMode::Thread)

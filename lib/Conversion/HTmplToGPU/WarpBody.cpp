@@ -1,7 +1,7 @@
 //===- WarpBody.cpp - warp-level rewriting of traversal bodies --*- C++ -*-===//
 //
 // The lane-level pieces of the traversal kernels: splitting a loop over the
-// lanes of a warp, butterfly all-reductions, lane-0 side effects, the
+// lanes of a group, butterfly all-reductions, first-lane side effects, the
 // lowering of htmpl.accumulate to shared or global atomics, and the
 // segmented warp reduction of the thread mapping.
 //
@@ -81,8 +81,8 @@ void hector::gpu::emitAtomic(OpBuilder &b, Location loc,
                             shared ? "block" : "device");
 }
 
-void hector::gpu::emitWarpSync(OpBuilder &b, Location loc) {
-  NVVM::SyncWarpOp::create(b, loc, constI32(b, loc, -1));
+void hector::gpu::emitWarpSync(OpBuilder &b, Location loc, Value mask) {
+  NVVM::SyncWarpOp::create(b, loc, mask ? mask : constI32(b, loc, -1));
 }
 
 namespace {
@@ -122,29 +122,39 @@ Value cloneCombiner(OpBuilder &b, Operation *combiner, Value x, Value y) {
   return b.clone(*combiner, mapping)->getResult(0);
 }
 
-/// Butterfly all-reduction over the 32 lanes: every lane ends with the
-/// combination of all lanes' values.
-Value warpAllReduce(OpBuilder &b, Location loc, Value value,
-                    function_ref<Value(Value, Value)> combineFn) {
-  for (int32_t offset = kWarpSize / 2; offset > 0; offset /= 2) {
-    auto shuffle = mlir::gpu::ShuffleOp::create(
-        b, loc, value, offset, kWarpSize, mlir::gpu::ShuffleMode::XOR);
-    value = combineFn(value, shuffle.getShuffleResult());
+/// Butterfly all-reduction over the lanes of a group (context.lanes lanes,
+/// aligned in the warp, named by context.mask): every lane of the group ends
+/// with the combination of its lanes' values. `shfl.sync` is emitted with
+/// the group's own member mask and segment, so groups of one warp may
+/// diverge (gpu.shuffle of a width below 32 names lanes [0, width) only).
+Value groupAllReduce(OpBuilder &b, Location loc, Value value,
+                     const WarpContext &context,
+                     function_ref<Value(Value, Value)> combineFn) {
+  // Segment mask in bits 8-12 (lanes outside the group are not read), the
+  // largest lane in bits 0-4.
+  Value segment = constI32(b, loc, ((kWarpSize - context.lanes) << 8) | 0x1f);
+  for (int64_t offset = context.lanes / 2; offset > 0; offset /= 2) {
+    Value other = NVVM::ShflOp::create(
+        b, loc, value.getType(), context.mask, value,
+        constI32(b, loc, offset), segment, NVVM::ShflKind::bfly,
+        /*return_value_and_is_valid=*/nullptr);
+    value = combineFn(value, other);
   }
   return value;
 }
 
-/// Splits the iterations of `loop` over the lanes (lane l runs iterations
-/// l, l + 32, ...) and finishes its reductions across the warp.
-void distributeLoop(RewriterBase &rewriter, scf::ForOp loop, Value lane) {
+/// Splits the iterations of `loop` over the lanes of the group (lane l runs
+/// iterations l, l + lanes, ...) and finishes its reductions in the group.
+void distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
+                    const WarpContext &context) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
   Value step = loop.getStep();
-  Value lower =
-      arith::AddIOp::create(rewriter, loc, loop.getLowerBound(),
-                            arith::MulIOp::create(rewriter, loc, lane, step));
-  Value stride = arith::MulIOp::create(rewriter, loc, step,
-                                       constIndex(rewriter, loc, kWarpSize));
+  Value lower = arith::AddIOp::create(
+      rewriter, loc, loop.getLowerBound(),
+      arith::MulIOp::create(rewriter, loc, context.lane, step));
+  Value stride = arith::MulIOp::create(
+      rewriter, loc, step, constIndex(rewriter, loc, context.lanes));
   SmallVector<Operation *> combiners;
   SmallVector<Value> inits;
   for (unsigned i = 0; i < loop.getNumRegionIterArgs(); ++i) {
@@ -170,7 +180,7 @@ void distributeLoop(RewriterBase &rewriter, scf::ForOp loop, Value lane) {
     for (OpOperand &use : partial.getUses())
       uses.push_back(&use);
     Value reduced =
-        warpAllReduce(rewriter, loc, partial, [&](Value x, Value y) {
+        groupAllReduce(rewriter, loc, partial, context, [&](Value x, Value y) {
           return cloneCombiner(rewriter, combiner, x, y);
         });
     Value result = cloneCombiner(rewriter, combiner, inits[i], reduced);
@@ -248,7 +258,7 @@ void hector::gpu::rewriteWarpBody(RewriterBase &rewriter,
             syncAfter.insert(loop);
           } else {
             rewriter.setInsertionPointAfter(lane0);
-            emitWarpSync(rewriter, loc);
+            emitWarpSync(rewriter, loc, context.mask);
           }
         } else {
           emitAtomic(rewriter, loc, kind, acc.getValue(), shared, at);
@@ -263,10 +273,10 @@ void hector::gpu::rewriteWarpBody(RewriterBase &rewriter,
   for (Operation *op : ops) {
     if (!plan.distributed.contains(op))
       continue;
-    distributeLoop(rewriter, cast<scf::ForOp>(op), context.lane);
+    distributeLoop(rewriter, cast<scf::ForOp>(op), context);
     if (syncAfter.contains(op)) {
       rewriter.setInsertionPointAfter(op);
-      emitWarpSync(rewriter, op->getLoc());
+      emitWarpSync(rewriter, op->getLoc(), context.mask);
     }
   }
 }

@@ -1,4 +1,4 @@
-// RUN: hector-opt %s --split-input-file --htmpl-to-gpu --canonicalize --cse | FileCheck %s
+// RUN: hector-opt %s --split-input-file --htmpl-to-gpu="lanes-per-instance=32" --canonicalize --cse | FileCheck %s
 
 // Which receiving rows of htmpl.accumulate the GPU traversal kernels reduce
 // before their atomics: the destination and the edge type, whose equal rows

@@ -1,4 +1,4 @@
-// RUN: hector-opt %s --split-input-file --htmpl-to-gpu --canonicalize --cse | FileCheck %s
+// RUN: hector-opt %s --split-input-file --htmpl-to-gpu="lanes-per-instance=32" --canonicalize --cse | FileCheck %s
 // RUN: hector-opt %s --split-input-file --htmpl-to-gpu | FileCheck %s --check-prefix=NONE
 
 // Every GEMM and traversal form becomes gpu.launch ops in the host function
@@ -377,12 +377,12 @@ func.func @aggregate(%src: memref<?xi32>, %dst: memref<?xi32>,
 // CHECK: memref.store %[[NEGINF]], %[[BUF]]
 // CHECK: scf.for %[[EDGE:[-a-zA-Z0-9_]+]] =
 // CHECK: %[[PART:[-a-zA-Z0-9_]+]] = scf.for %{{.*}} = %[[LANE]] to %c64 step %c32 iter_args(%[[ACC:[-a-zA-Z0-9_]+]] = %[[ZERO]]) -> (f32)
-// CHECK: %[[S16:[-a-zA-Z0-9_]+]], %{{.*}} = gpu.shuffle xor %[[PART]], %c16_i32, %c32_i32 : f32
+// CHECK: %[[S16:[-a-zA-Z0-9_]+]] = nvvm.shfl.sync bfly %[[ALL:[-a-zA-Z0-9_]+]], %[[PART]], %c16_i32, %c31_i32 : f32 -> f32
 // CHECK: %[[R16:[-a-zA-Z0-9_]+]] = arith.addf %[[PART]], %[[S16]] : f32
-// CHECK: gpu.shuffle xor %[[R16]], %c8_i32, %c32_i32 : f32
-// CHECK: gpu.shuffle xor %{{.*}}, %c4_i32, %c32_i32 : f32
-// CHECK: gpu.shuffle xor %{{.*}}, %c2_i32, %c32_i32 : f32
-// CHECK: %[[S1:[-a-zA-Z0-9_]+]], %{{.*}} = gpu.shuffle xor %[[R2:[-a-zA-Z0-9_]+]], %c1_i32, %c32_i32 : f32
+// CHECK: nvvm.shfl.sync bfly %[[ALL]], %[[R16]], %c8_i32, %c31_i32 : f32 -> f32
+// CHECK: nvvm.shfl.sync bfly %[[ALL]], %{{.*}}, %c4_i32, %c31_i32 : f32 -> f32
+// CHECK: nvvm.shfl.sync bfly %[[ALL]], %{{.*}}, %c2_i32, %c31_i32 : f32 -> f32
+// CHECK: %[[S1:[-a-zA-Z0-9_]+]] = nvvm.shfl.sync bfly %[[ALL]], %[[R2:[-a-zA-Z0-9_]+]], %c1_i32, %c31_i32 : f32 -> f32
 // CHECK: %[[R1:[-a-zA-Z0-9_]+]] = arith.addf %[[R2]], %[[S1]] : f32
 // CHECK: %[[DOT:[-a-zA-Z0-9_]+]] = arith.addf %[[R1]], %[[ZERO]] : f32
 // CHECK: scf.if %[[LANE0]] {
