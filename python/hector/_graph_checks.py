@@ -2,17 +2,24 @@
 
 Index ranges: generated code trusts the preprocessing arrays
 (docs/compilation.md): an id out of range would read or write out of bounds.
-hector.graph.preprocess only builds valid arrays, so that check is off by
-default; `entry(..., check_indices=True)` runs it on arrays from elsewhere
-(it reads every index, and on a GPU waits for the device).
+Every entry call checks them unless told not to (`check_indices=False`,
+which hector.nn passes for the arrays it built itself): every id in its
+range, every offset table starting at 0, never decreasing and ending at its
+symbol. The statistics are reduced on the arrays' device and read back in
+one copy (on a GPU that copy waits for the work queued before it).
 
 Typed endpoints: a library built with `hectorc --typed-endpoints` is right
 only on graphs whose edge types each join one source node type to one
 destination node type; any valid graph can break that, so its entries
-always check it (once per set of torch tensors, until one is modified).
+always check it, once per content of the arrays (torch tensors are
+fingerprinted on their device, so a graph changed in place is checked
+again however it was changed).
 """
 
 from __future__ import annotations
+
+import threading
+from collections import OrderedDict
 
 # Graph array name -> the symbol its values index (valid range [0, symbol)).
 _ID_RANGES = {
@@ -27,59 +34,82 @@ _OFFSETS = {"etype_offsets": "E", "csr_row_ptr": "E", "ntype_offsets": "N",
             "compact_offsets": "P"}
 
 
-def _stats(value):
-    """(min, max, non-decreasing) of a 1-D numpy array or torch tensor."""
-    if hasattr(value, "is_cuda"):  # torch
-        if value.numel() == 0:
-            return None, None, True
-        steps = value[1:] - value[:-1]
-        return int(value.min()), int(value.max()), bool((steps >= 0).all())
-    if value.size == 0:
-        return None, None, True
-    import numpy as np
-    return int(value.min()), int(value.max()), bool(np.all(np.diff(value) >= 0))
+def _statistics(values: list) -> list:
+    """(min, max, first, last, non-decreasing) of each 1-D numpy array or
+    torch tensor of `values`, None for an empty one. Torch statistics are
+    reduced on each tensor's device and read back in one copy per device."""
+    results = [None] * len(values)
+    pending = {}  # device -> [(index, [5 0-d int64 tensors])]
+    for i, value in enumerate(values):
+        if hasattr(value, "is_cuda"):  # torch
+            if value.numel() == 0:
+                continue
+            import torch
+            v = value.reshape(-1)
+            steps_ok = (v[1:] >= v[:-1]).all() if v.numel() > 1 else torch.ones(
+                (), dtype=torch.bool, device=v.device)
+            stats = [v.min(), v.max(), v[0], v[-1], steps_ok]
+            pending.setdefault(str(v.device), []).append(
+                (i, [t.to(torch.int64) for t in stats]))
+        elif value.size:
+            import numpy as np
+            v = np.asarray(value).reshape(-1)
+            results[i] = (int(v.min()), int(v.max()), int(v[0]), int(v[-1]),
+                          bool(np.all(v[1:] >= v[:-1])))
+    if pending:
+        import torch
+        for items in pending.values():
+            flat = torch.stack([t for _, stats in items for t in stats]).tolist()
+            for k, (i, _) in enumerate(items):
+                low, high, first, last, ordered = flat[5 * k:5 * k + 5]
+                results[i] = (low, high, first, last, bool(ordered))
+    return results
 
 
 def check_graph_indices(entry_name: str, arguments, symbols: dict) -> None:
     """Raises ValueError naming the first graph argument whose values are out
     of range. `arguments` holds (Argument, array) pairs; `symbols` the sizes
     bound from the argument shapes (N, E, R, T, P)."""
-    for arg, value in arguments:
-        if arg.role != "graph":
-            continue
+    graph = [(arg, value) for arg, value in arguments
+             if arg.role == "graph" and (arg.name in _ID_RANGES or arg.name in _OFFSETS)]
+    for (arg, value), stats in zip(graph, _statistics([v for _, v in graph])):
         what = f"{entry_name}(): graph argument '{arg.name}'"
-        low, high, increasing = _stats(value)
         if arg.name in _ID_RANGES:
+            if stats is None:
+                continue
+            low, high = stats[0], stats[1]
             symbol = _ID_RANGES[arg.name]
             bound = symbols.get(symbol)
-            if low is not None and low < 0:
+            if low < 0:
                 raise ValueError(f"{what} holds {low}; ids must be non-negative")
-            if bound is not None and high is not None and high >= bound:
+            if bound is not None and high >= bound:
                 raise ValueError(f"{what} holds {high}, out of range [0, {bound}) "
                                  f"({symbol} = {bound})")
-        elif arg.name in _OFFSETS:
-            end = symbols.get(_OFFSETS[arg.name])
-            if low is None:
+        else:
+            if stats is None:
                 raise ValueError(f"{what} is empty; an offset table has at least one entry")
-            first = int(value[0])
-            last = int(value[-1])
-            if first != 0 or not increasing:
+            _, _, first, last, ordered = stats
+            if first != 0 or not ordered:
                 raise ValueError(f"{what} must start at 0 and never decrease")
+            end = symbols.get(_OFFSETS[arg.name])
             if end is not None and last != end:
                 raise ValueError(f"{what} ends at {last}, expected {_OFFSETS[arg.name]} = {end}")
 
 
-# Torch graph arrays already found to have typed endpoints: (data pointer,
-# shape, device, version counter) of node_type, etype_offsets and the
-# endpoint array. An in-place change bumps the version, so it is checked
-# again; numpy arrays have no such counter and are checked at every call.
-_typed_endpoints_seen = set()
+# Contents already found to have typed endpoints: the fingerprints
+# (hector._fingerprint) of node_type, etype_offsets and the endpoint array,
+# at most _SEEN_CAPACITY of them, least recently used first out. Numpy
+# arrays are checked at every call.
+_SEEN_CAPACITY = 64
+_typed_endpoints_seen: OrderedDict = OrderedDict()
+_seen_lock = threading.Lock()
 
 
-def _identity(value):
-    if not hasattr(value, "is_cuda"):
+def _content_key(*values):
+    if not all(hasattr(v, "is_cuda") for v in values):
         return None
-    return (value.data_ptr(), tuple(value.shape), str(value.device), value._version)
+    from ._fingerprint import fingerprints
+    return tuple(fingerprints(values))
 
 
 def _first_mixed_edge_type(node_type, offsets, ends):
@@ -123,9 +153,11 @@ def check_typed_endpoints(entry_name: str, arguments) -> None:
         ends = graph.get(name)
         if ends is None:
             continue
-        key = (_identity(node_type), _identity(offsets), _identity(ends))
-        if None not in key and key in _typed_endpoints_seen:
-            continue
+        key = _content_key(node_type, offsets, ends)
+        with _seen_lock:
+            if key is not None and key in _typed_endpoints_seen:
+                _typed_endpoints_seen.move_to_end(key)
+                continue
         mixed = _first_mixed_edge_type(node_type, offsets, ends)
         if mixed is not None:
             edge_type, a, b = mixed
@@ -135,5 +167,8 @@ def check_typed_endpoints(entry_name: str, arguments) -> None:
                 f"destination type, but edge type {edge_type} has {word} nodes of types "
                 f"{a} and {b}; build it without --typed-endpoints (hector.tune adds the "
                 f"flag only for graphs that qualify)")
-        if None not in key:
-            _typed_endpoints_seen.add(key)
+        if key is not None:
+            with _seen_lock:
+                _typed_endpoints_seen[key] = True
+                while len(_typed_endpoints_seen) > _SEEN_CAPACITY:
+                    _typed_endpoints_seen.popitem(last=False)

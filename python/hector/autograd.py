@@ -58,7 +58,7 @@ class _Call:
     graph arrays, the names of the differentiable arguments."""
 
     def __init__(self, library: CompiledLibrary, primal: str, graph, names: tuple,
-                 training, synchronize: bool):
+                 training, synchronize: bool, check_indices: bool = True):
         self.library = library
         self.primal = library[primal]
         self.forward, self.backward = training or (None, None)
@@ -66,6 +66,7 @@ class _Call:
         self.names = names
         self.symbols = _symbols(graph)
         self.synchronize = synchronize
+        self.check_indices = check_indices
         self.results = [a.name for a in self.primal.arguments if a.role == "output"]
 
     def call(self, entry, values: dict, device) -> dict:
@@ -85,7 +86,7 @@ class _Call:
                 raise ValueError(f"{entry.name}(): the library reads argument '{arg.name}' "
                                  f"({arg.role}), which {self.primal.name}() does not take")
         kwargs = {"synchronize": self.synchronize} if self.library.target == "cuda" else {}
-        entry(**args, **kwargs)
+        entry(**args, check_indices=self.check_indices, **kwargs)
         return outputs
 
 
@@ -136,11 +137,14 @@ def _device(library: CompiledLibrary, tensors: dict):
     return device
 
 
-def run(library: CompiledLibrary, name: str, graph, synchronize: bool = True, **tensors):
+def run(library: CompiledLibrary, name: str, graph, synchronize: bool = True,
+        check_indices: bool = True, **tensors):
     """Calls function `name` of `library` on the preprocessed `graph`
     (hector.graph.preprocess, on the tensors' device for cuda) and the
     torch tensors `tensors` by argument name. Returns the tuple of results,
-    differentiable with respect to every tensor argument."""
+    differentiable with respect to every tensor argument. `check_indices`
+    as for compiled entries (hector.compiled): False only for a graph
+    straight from hector.graph.preprocess, unmodified since."""
     entry = library[name]
     if entry.kind != "inference":
         raise ValueError(f"run() takes a function of the model, not its {entry.kind} "
@@ -172,5 +176,5 @@ def run(library: CompiledLibrary, name: str, graph, synchronize: bool = True, **
                 f"gradients of {name}() are needed (for {', '.join(wants)}), but "
                 f"{library.path} was built without training entries: compile it with "
                 "training=True (hectorc --training), or run under torch.no_grad()")
-    call = _Call(library, name, graph, names, training, synchronize)
+    call = _Call(library, name, graph, names, training, synchronize, check_indices)
     return _EntryFunction.apply(call, device, *(tensors[n].contiguous() for n in names))

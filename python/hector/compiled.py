@@ -27,12 +27,20 @@ Before calling, every argument is checked against the manifest: type and
 dtype (TypeError), rank, contiguity, writability of outputs, static sizes and
 shape symbols -- every "E" the same, "N+1" one more than "N" (ValueError);
 messages name the argument. Nothing is converted or copied silently.
-``check_indices=True`` also checks that every id in the graph arrays is in
-range (hector/_graph_checks.py), for arrays not built by hector.graph.
+Every call also checks the graph arrays, since generated code indexes memory
+with them (ValueError naming the array, the value and its range): every id
+in its range, every offset table starting at 0, never decreasing and ending
+at its symbol (hector/_graph_checks.py). The statistics are reduced on the
+arrays' device and read back in one copy, about one read of each array; on
+a GPU that copy waits for the work queued before it. ``check_indices=False``
+skips the check, for arrays that come straight from hector.graph and were
+not modified since (hector.nn does so for the graphs it preprocesses
+itself); an id out of range then reads or writes out of bounds.
 An entry built with ``hectorc --typed-endpoints`` (``"typed_endpoints": true``
 in the manifest) always checks that every edge type of the graph joins one
 source node type to one destination node type, which its code assumes
-(ValueError otherwise; torch arrays are checked once until modified).
+(ValueError otherwise; torch arrays are checked once per content, by
+fingerprint).
 """
 
 from __future__ import annotations
@@ -353,7 +361,7 @@ class EntryPoint:
 
     # -- the call -----------------------------------------------------------
 
-    def __call__(self, *args, synchronize: bool = True, check_indices: bool = False,
+    def __call__(self, *args, synchronize: bool = True, check_indices: bool = True,
                  **kwargs) -> None:
         symbols, described, device, values = self._prepare(args, kwargs)
         if check_indices:

@@ -8,8 +8,9 @@ HGT (its reordered key and message chains pick a node-typed weight through
 an edge type's endpoint type) on the CPU: qualifying graphs give the float64
 NumPy reference's result; a graph with an edge type between mixed node
 types raises ValueError naming the edge type, with numpy arrays and with
-torch tensors; torch tensors are checked once and again after an in-place
-change; a malformed manifest flag is refused.
+torch tensors; torch tensors are checked once per content, and again after any in-place
+change (version counter bumped or not); a malformed manifest flag is
+refused.
 """
 
 from __future__ import annotations
@@ -105,6 +106,27 @@ def test_torch_arrays_checked_once_until_modified(libraries, monkeypatch):
     node_type = values["node_type"]
     src = int(values["edge_src"][0])
     node_type[src] = (int(node_type[src]) + 1) % graph["num_node_types"]
+    with pytest.raises(ValueError, match="--typed-endpoints"):
+        entry(**{a.name: values[a.name] for a in entry.arguments})
+
+
+@pytest.mark.parametrize("how", ["numpy view", ".data"])
+def test_in_place_change_without_version_bump_is_checked(libraries, how):
+    """Writes through .numpy() or .data leave the version counter alone; the
+    check is keyed by content, so the changed graph is checked again."""
+    pytest.importorskip("torch")
+    entry = compiled.load(libraries[True])["hgt"]
+    graph = typed_graph(np.random.default_rng(4))
+    _, _, _, values = call(entry, graph, torch_arrays=True)
+    node_type = values["node_type"]
+    version = node_type._version
+    src = int(values["edge_src"][0])
+    retyped = (int(node_type[src]) + 1) % graph["num_node_types"]
+    if how == "numpy view":
+        node_type.numpy()[src] = retyped
+    else:
+        node_type.data[src] = retyped
+    assert node_type._version == version  # invisible to a version-keyed cache
     with pytest.raises(ValueError, match="--typed-endpoints"):
         entry(**{a.name: values[a.name] for a in entry.arguments})
 

@@ -167,7 +167,8 @@ class HGTConv(CompiledLayer):
                                    device)
         x = torch.cat([x_dict[nt] for nt in self.node_types if nt in x_dict])
         lib = self.library(device, self.needs_grad(*x_dict.values()))
-        out, = autograd.run(lib, "hgt", pre, synchronize=self.synchronize, h=x,
+        out, = autograd.run(lib, "hgt", pre, synchronize=self.synchronize,
+                            check_indices=False, h=x,
                             K=self.k_weight, Q=self.q_weight, V=self.v_weight,
                             A=self.a_weight, Watt=self.k_rel, Wmsg=self.v_rel, mu=self.p_rel)
         return {nt: out[offsets[nt]:offsets[nt] + sizes[nt]]

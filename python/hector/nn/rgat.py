@@ -119,7 +119,8 @@ class RGATConv(CompiledLayer):
         weight = relation_weight(self, self.num_relations, self.in_channels,
                                  self.heads * self.out_channels)
         lib = self.library(x.device, self.needs_grad(x))
-        out, = autograd.run(lib, "rgat", pre, synchronize=self.synchronize, h=x, W=weight,
+        out, = autograd.run(lib, "rgat", pre, synchronize=self.synchronize,
+                            check_indices=False, h=x, W=weight,
                             a=self.att_src, b=self.att_dst)
         if not self.concat:
             out = out.view(x.size(0), self.heads, self.out_channels).mean(dim=1)

@@ -82,7 +82,8 @@ class RGCNConv(CompiledLayer):
         root = self.root if self.root is not None else x.new_zeros(
             self.in_channels, self.out_channels)
         lib = self.library(x.device, self.needs_grad(x))
-        out, = autograd.run(lib, "rgcn", pre, synchronize=self.synchronize, h=x, W=weight,
+        out, = autograd.run(lib, "rgcn", pre, synchronize=self.synchronize,
+                            check_indices=False, h=x, W=weight,
                             W0=root)
         if self.bias is not None:
             out = out + self.bias
