@@ -11,6 +11,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/SCF/Utils/Utils.h"
 #include "mlir/IR/IRMapping.h"
 
 using namespace mlir;
@@ -143,9 +144,16 @@ Value groupAllReduce(OpBuilder &b, Location loc, Value value,
   return value;
 }
 
+/// Loops whose lanes each run at most this many iterations (known
+/// statically) are unrolled after the split: no loop counter, compare and
+/// branch per feature, and the loads of all iterations issued together.
+constexpr uint64_t kMaxUnrolledPerLane = 8;
+
 /// Splits the iterations of `loop` over the lanes of the group (lane l runs
 /// iterations l, l + lanes, ...) and finishes its reductions in the group.
-void distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
+/// Returns whether the caller should unroll the loop (fully) once done
+/// with it.
+bool distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
                     const WarpContext &context) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
@@ -161,13 +169,38 @@ void distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
     combiners.push_back(matchReduction(loop, i));
     inits.push_back(loop.getInitArgs()[i]);
   }
+  // Every lane runs the same number of iterations when the group divides
+  // the trip count: the loop then counts them (0 .. trips / lanes), with
+  // the iteration recomputed in the body, so that it can be unrolled.
+  std::optional<APInt> trips = loop.getStaticTripCount();
+  uint64_t perLane = 0;
+  if (trips && trips->getZExtValue() % context.lanes == 0)
+    perLane = trips->getZExtValue() / context.lanes;
   rewriter.modifyOpInPlace(loop, [&]() {
-    loop.setLowerBound(lower);
-    loop.setStep(stride);
+    if (perLane) {
+      loop.setLowerBound(constIndex(rewriter, loc, 0));
+      loop.setUpperBound(constIndex(rewriter, loc, perLane));
+      loop.setStep(constIndex(rewriter, loc, 1));
+    } else {
+      loop.setLowerBound(lower);
+      loop.setStep(stride);
+    }
     for (auto [i, combiner] : llvm::enumerate(combiners))
       loop.getInitArgsMutable()[i].assign(
           combinerIdentity(rewriter, loc, combiner));
   });
+  if (perLane) {
+    // iteration = lower + k * stride
+    Value k = loop.getInductionVar();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(loop.getBody());
+    Value iteration = arith::AddIOp::create(
+        rewriter, loc, lower, arith::MulIOp::create(rewriter, loc, k, stride));
+    rewriter.replaceAllUsesExcept(k, iteration,
+                                  iteration.getDefiningOp<arith::AddIOp>()
+                                      .getRhs()
+                                      .getDefiningOp());
+  }
 
   // result = init combined with the all-reduced partials of the lanes; the
   // users of the loop's result (recorded before the reduction adds its own)
@@ -187,6 +220,7 @@ void distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
     for (OpOperand *use : uses)
       rewriter.modifyOpInPlace(use->getOwner(), [&]() { use->set(result); });
   }
+  return perLane && perLane <= kMaxUnrolledPerLane;
 }
 
 /// Moves `op` into `scf.if lane0`.
@@ -273,11 +307,14 @@ void hector::gpu::rewriteWarpBody(RewriterBase &rewriter,
   for (Operation *op : ops) {
     if (!plan.distributed.contains(op))
       continue;
-    distributeLoop(rewriter, cast<scf::ForOp>(op), context);
+    auto loop = cast<scf::ForOp>(op);
+    bool unroll = distributeLoop(rewriter, loop, context);
     if (syncAfter.contains(op)) {
       rewriter.setInsertionPointAfter(op);
       emitWarpSync(rewriter, op->getLoc(), context.mask);
     }
+    if (unroll)
+      (void)loopUnrollFull(loop);
   }
 }
 

@@ -60,9 +60,10 @@ func.func @aggregate(%src: memref<?xi32>, %dst: memref<?xi32>,
 
 // A dot product is reduced within the group: four butterfly steps.
 // CHECK-LABEL: func.func @score
-// CHECK: %[[PART:[-a-zA-Z0-9_]+]] = scf.for %{{.*}} = %{{.*}} to %c64 step %c16 iter_args
+// CHECK-COUNT-4: arith.mulf {{.*}} fastmath<contract>
+// CHECK: %[[PART:[-a-zA-Z0-9_]+]] = arith.addf
 // CHECK: %[[S8:[-a-zA-Z0-9_]+]] = nvvm.shfl.sync bfly %[[MASK:[-a-zA-Z0-9_]+]], %[[PART]], %c8_i32, %c4127_i32 : f32 -> f32
-// CHECK: %[[R8:[-a-zA-Z0-9_]+]] = arith.addf %[[PART]], %[[S8]] : f32
+// CHECK: %[[R8:[-a-zA-Z0-9_]+]] = arith.addf %[[PART]], %[[S8]] fastmath<contract> : f32
 // CHECK: nvvm.shfl.sync bfly %[[MASK]], %[[R8]], %c4_i32, %c4127_i32 : f32 -> f32
 // CHECK: nvvm.shfl.sync bfly %[[MASK]], %{{.*}}, %c2_i32, %c4127_i32 : f32 -> f32
 // CHECK: nvvm.shfl.sync bfly %[[MASK]], %{{.*}}, %c1_i32, %c4127_i32 : f32 -> f32

@@ -16,9 +16,8 @@
 // CHECK: scf.for %[[EDGE:[-a-zA-Z0-9_]+]] =
 // CHECK: %[[S:[-a-zA-Z0-9_]+]] = memref.load %[[SRC]][%[[EDGE]]]
 // CHECK: %[[SI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[S]]
-// CHECK: scf.for %[[F:[-a-zA-Z0-9_]+]] = %[[LANE]] to %c64 step %c32 {
-// CHECK: %[[V:[-a-zA-Z0-9_]+]] = memref.load %[[Z]][%[[EDGE]], %[[F]]]
-// CHECK: memref.atomic_rmw addf %[[V]], %[[OUT]][%[[SI]], %[[F]]]
+// CHECK: %[[V:[-a-zA-Z0-9_]+]] = memref.load %[[Z]][%[[EDGE]], %[[LANE]]]
+// CHECK: memref.atomic_rmw addf %[[V]], %[[OUT]][%[[SI]], %[[LANE]]]
 // CHECK-NOT: nvvm.bar.warp.sync
 func.func @into_src(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
                     %z: memref<?x64xf32>, %out: memref<?x64xf32>) {

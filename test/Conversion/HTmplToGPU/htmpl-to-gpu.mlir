@@ -326,14 +326,18 @@ func.func @gemm_knobs(%lhs: memref<?x64xf32>, %rhs: memref<64x128xf32>,
 // CHECK: memref.atomic_rmw addf %[[V]], %[[OUT]][%[[CUR]], %{{.*}}]
 // CHECK: nvvm.bar.warp.sync
 // CHECK: %[[N:[-a-zA-Z0-9_]+]] = memref.load %[[NORM]][%[[EDGE]]]
-// CHECK: scf.for %[[F:[-a-zA-Z0-9_]+]] = %[[LANE]] to %c64 step %c32 {
-// CHECK: %[[X:[-a-zA-Z0-9_]+]] = memref.load %[[Z]][%[[EDGE]], %[[F]]]
-// CHECK: %[[P:[-a-zA-Z0-9_]+]] = arith.mulf %[[N]], %[[X]] : f32
-// CHECK: %[[SLOT:[-a-zA-Z0-9_]+]] = arith.addi %[[BASE]], %[[F]] : index
+// Two features per lane: the split loop is unrolled (features LANE and
+// LANE + 32), its float math contracting.
+// CHECK-NOT: scf.for
+// CHECK: %[[X:[-a-zA-Z0-9_]+]] = memref.load %[[Z]][%[[EDGE]], %[[LANE]]]
+// CHECK: %[[P:[-a-zA-Z0-9_]+]] = arith.mulf %[[N]], %[[X]] fastmath<contract> : f32
+// CHECK: %[[SLOT:[-a-zA-Z0-9_]+]] = arith.addi %[[BASE]], %[[LANE]] : index
 // CHECK: %[[OLD:[-a-zA-Z0-9_]+]] = memref.load %[[BUF]][%[[SLOT]]]
 // CHECK: %[[NEW:[-a-zA-Z0-9_]+]] = arith.addf %[[OLD]], %[[P]] : f32
 // CHECK: memref.store %[[NEW]], %[[BUF]][%[[SLOT]]]
-// CHECK: }
+// CHECK: %[[F1:[-a-zA-Z0-9_]+]] = arith.addi %[[LANE]], %c32 : index
+// CHECK: memref.load %[[Z]][%[[EDGE]], %[[F1]]]
+// CHECK: memref.store %{{.*}}, %[[BUF]]
 // CHECK-NEXT: nvvm.bar.warp.sync %[[MASK]] : i32
 // CHECK-NEXT: scf.yield %[[DI]] : index
 // CHECK: %[[HAS:[-a-zA-Z0-9_]+]] = arith.cmpi sge, %[[LAST]], %c0 : index
@@ -376,15 +380,20 @@ func.func @aggregate(%src: memref<?xi32>, %dst: memref<?xi32>,
 // CHECK: %[[LANE0:[-a-zA-Z0-9_]+]] = arith.cmpi eq, %[[LANE]], %c0 : index
 // CHECK: memref.store %[[NEGINF]], %[[BUF]]
 // CHECK: scf.for %[[EDGE:[-a-zA-Z0-9_]+]] =
-// CHECK: %[[PART:[-a-zA-Z0-9_]+]] = scf.for %{{.*}} = %[[LANE]] to %c64 step %c32 iter_args(%[[ACC:[-a-zA-Z0-9_]+]] = %[[ZERO]]) -> (f32)
+// CHECK: %[[X0:[-a-zA-Z0-9_]+]] = memref.load %{{.*}}[%{{.*}}, %[[LANE]]]
+// CHECK: %[[M0:[-a-zA-Z0-9_]+]] = arith.mulf %[[X0]], %{{.*}} fastmath<contract> : f32
+// CHECK: %[[A0:[-a-zA-Z0-9_]+]] = arith.addf %[[M0]], %[[ZERO]] fastmath<contract> : f32
+// CHECK: %[[F1:[-a-zA-Z0-9_]+]] = arith.addi %[[LANE]], %c32 : index
+// CHECK: memref.load %{{.*}}[%{{.*}}, %[[F1]]]
+// CHECK: %[[PART:[-a-zA-Z0-9_]+]] = arith.addf %[[A0]], %{{.*}} fastmath<contract> : f32
 // CHECK: %[[S16:[-a-zA-Z0-9_]+]] = nvvm.shfl.sync bfly %[[ALL:[-a-zA-Z0-9_]+]], %[[PART]], %c16_i32, %c31_i32 : f32 -> f32
-// CHECK: %[[R16:[-a-zA-Z0-9_]+]] = arith.addf %[[PART]], %[[S16]] : f32
+// CHECK: %[[R16:[-a-zA-Z0-9_]+]] = arith.addf %[[PART]], %[[S16]] fastmath<contract> : f32
 // CHECK: nvvm.shfl.sync bfly %[[ALL]], %[[R16]], %c8_i32, %c31_i32 : f32 -> f32
 // CHECK: nvvm.shfl.sync bfly %[[ALL]], %{{.*}}, %c4_i32, %c31_i32 : f32 -> f32
 // CHECK: nvvm.shfl.sync bfly %[[ALL]], %{{.*}}, %c2_i32, %c31_i32 : f32 -> f32
 // CHECK: %[[S1:[-a-zA-Z0-9_]+]] = nvvm.shfl.sync bfly %[[ALL]], %[[R2:[-a-zA-Z0-9_]+]], %c1_i32, %c31_i32 : f32 -> f32
-// CHECK: %[[R1:[-a-zA-Z0-9_]+]] = arith.addf %[[R2]], %[[S1]] : f32
-// CHECK: %[[DOT:[-a-zA-Z0-9_]+]] = arith.addf %[[R1]], %[[ZERO]] : f32
+// CHECK: %[[R1:[-a-zA-Z0-9_]+]] = arith.addf %[[R2]], %[[S1]] fastmath<contract> : f32
+// CHECK: %[[DOT:[-a-zA-Z0-9_]+]] = arith.addf %[[R1]], %[[ZERO]] fastmath<contract> : f32
 // CHECK: scf.if %[[LANE0]] {
 // CHECK: memref.store %[[DOT]], %[[S]][%[[EDGE]], %c0]
 // CHECK: %[[OLD:[-a-zA-Z0-9_]+]] = memref.load %[[BUF]]
@@ -546,9 +555,8 @@ func.func @csr(%rp: memref<?xi32>, %csrc: memref<?xi32>, %eid: memref<?xi32>,
 // CHECK-LABEL: func.func @sum_features
 // CHECK-SAME: %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x2xf32>)
 // CHECK: gpu.launch {{.*}} workgroup(%[[BUF:[-a-zA-Z0-9_]+]] : memref<16xf32, #gpu.address_space<workgroup>>)
-// CHECK: scf.for %{{.*}} = %{{.*}} to %c64 step %c32 {
 // CHECK: memref.atomic_rmw addf %{{.*}}, %[[BUF]][%{{.*}}] : (f32, memref<16xf32, #gpu.address_space<workgroup>>) -> f32
-// CHECK: }
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[BUF]][%{{.*}}] : (f32, memref<16xf32, #gpu.address_space<workgroup>>) -> f32
 // CHECK-NOT: nvvm.bar.warp.sync
 // CHECK: scf.yield
 func.func @sum_features(%src: memref<?xi32>, %dst: memref<?xi32>,
@@ -630,8 +638,7 @@ func.func @heads(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
 // CHECK: %[[TRI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[TR]]
 // CHECK: %[[SR:[-a-zA-Z0-9_]+]] = memref.load %[[SRC]][%[[E]]]
 // CHECK: %[[SRI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[SR]]
-// CHECK: scf.for %[[F:[-a-zA-Z0-9_]+]] = %[[LANE]] to %c32 step %c32 {
-// CHECK: memref.load %[[Z]][%[[PRI]], %[[F]]]
+// CHECK: memref.load %[[Z]][%[[PRI]], %[[F:[-a-zA-Z0-9_]+]]]
 // CHECK: memref.load %[[A]][%[[TRI]], %[[F]]]
 // CHECK: memref.load %[[X]][%[[SRI]], %[[F]]]
 // CHECK: memref.load %[[B]][%[[F]]]
@@ -681,9 +688,11 @@ func.func @schemes(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>
 // CHECK: %[[IN:[-a-zA-Z0-9_]+]] = arith.cmpi slt, %[[NODE]], %[[N]] : index
 // CHECK: scf.if %[[IN]] {
 // CHECK: memref.load %[[RP]][%[[NODE]]]
-// CHECK: scf.for %[[F:[-a-zA-Z0-9_]+]] = %[[LANE]] to %c64 step %c32 {
-// CHECK: memref.load %[[M]][%[[NODE]], %[[F]]]
-// CHECK: memref.store %{{.*}}, %[[M]][%[[NODE]], %[[F]]]
+// CHECK: memref.load %[[M]][%[[NODE]], %[[LANE]]]
+// CHECK: memref.store %{{.*}}, %[[M]][%[[NODE]], %[[LANE]]]
+// CHECK: %[[F1:[-a-zA-Z0-9_]+]] = arith.addi %[[LANE]], %c32 : index
+// CHECK: memref.load %[[M]][%[[NODE]], %[[F1]]]
+// CHECK: memref.store %{{.*}}, %[[M]][%[[NODE]], %[[F1]]]
 func.func @mean(%rp: memref<?xi32>, %m: memref<?x64xf32>) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
