@@ -66,7 +66,9 @@ class HectorStep:
         # The first call waits and raises on a launch error; later ones queue
         # like the other contenders, so CUDA events time the kernels alone.
         with self._range(self.entry):
-            self.entry(**self.args, synchronize=self.first)
+            # Arrays straight from hector.graph.preprocess: checked on the
+            # first call only, as hector.nn layers skip the check.
+            self.entry(**self.args, synchronize=self.first, check_indices=self.first)
         self.first = False
         return self.out
 
@@ -76,5 +78,5 @@ class HectorStep:
         self.values["d_result0"] = d_out.contiguous()  # the entry reads it row-major
         with self._range(self.backward):
             self.backward(**{a.name: self.values[a.name] for a in self.backward.arguments},
-                          synchronize=False)
+                          synchronize=False, check_indices=False)
         return loss

@@ -86,7 +86,7 @@ def run_case(lib, model, graph, width, heads, seed, timing):
         times = []
         for _ in range(3):
             start.record()
-            entry(**call_args, synchronize=False)
+            entry(**call_args, synchronize=False, check_indices=False)
             stop.record()
             stop.synchronize()
             times.append(start.elapsed_time(stop))

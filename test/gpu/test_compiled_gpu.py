@@ -326,8 +326,9 @@ if __name__ != "__main__":
             flat.gather_scale_scatter(src, dst[:5], norm, h, out)
 
     def test_kernel_fault_raises_launch_error():
-        # An out-of-range index faults the kernel; the context is unusable
-        # afterwards, so this runs in its own process.
+        # An out-of-range index is refused by the default graph check (on
+        # the GPU tensors); with the check off it faults the kernel, and the
+        # context is unusable afterwards, so this runs in its own process.
         code = (
             "import sys, torch; sys.path.insert(0, %r)\n"
             "from hector import compiled\n"
@@ -339,11 +340,17 @@ if __name__ != "__main__":
             "out = torch.empty(2, %d, device=d)\n"
             "try:\n"
             "    lib.gather_scale_scatter(src, dst, norm, h, out)\n"
+            "except ValueError as e:\n"
+            "    print('Checked', e)\n"
+            "try:\n"
+            "    lib.gather_scale_scatter(src, dst, norm, h, out, check_indices=False)\n"
             "except compiled.LaunchError as e:\n"
             "    print('LaunchError', e.status, e)\n"
         ) % (os.path.join(_REPO, "python"), os.path.join(DIR, "libflat.so"), F, F)
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                 timeout=120)
+        assert "Checked" in result.stdout and "holds 1073741824" in result.stdout, \
+            result.stdout + result.stderr
         assert "LaunchError 4" in result.stdout, result.stdout + result.stderr
         assert "CUDA_ERROR_ILLEGAL_ADDRESS" in result.stdout, result.stdout
 
