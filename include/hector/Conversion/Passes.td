@@ -64,9 +64,10 @@ def HTmplToGPU : Pass<"htmpl-to-gpu", "mlir::ModuleOp"> {
     kernel. Host-side memrefs are device pointers.
 
     A traversal whose feature loops have static lengths runs each instance on
-    a group of lanes sized to those loops (4 to 32, about 8 iterations per
-    lane), several instances per warp; `lanes-per-instance` fixes that group
-    size instead (for tuning and tests).
+    a group of lanes sized to those loops (16 or 32 lanes, at most 4
+    iterations per lane: two 64-wide instances per warp), its split loops
+    unrolled and its float math contracted; `lanes-per-instance` fixes that
+    group size instead (for tuning and tests).
   }];
   let options = [
     Option<"lanesPerInstance", "lanes-per-instance", "int64_t", /*default=*/"0",
