@@ -152,3 +152,65 @@ def test_autograd_run_checks_the_graph(libraries):
     bad[0] = 10**6  # a graph put together by hand, one pair out of range
     with pytest.raises(ValueError, match="'compact_src' holds 1000000"):
         autograd.run(library, "rgcn", dataclasses.replace(pre, compact_src=bad), **tensors)
+
+
+# ---- the C ABI: hector_graph_check_array (runtime/include/hector/graph.h) ----
+
+def _c_check(lib, name, array, sizes):
+    import ctypes
+    from hector import graph as g
+    fn = lib.hector_graph_check_array
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int64,
+                   ctypes.POINTER(g._GraphSizes), ctypes.c_int]
+    s = g._GraphSizes(sizes["N"], sizes["E"], sizes["T"], sizes["R"], sizes["P"])
+    array = np.ascontiguousarray(array, dtype=np.float32 if name == "edge_norm" else np.int32)
+    status = fn(name.encode(), array.ctypes.data if array.size else None, array.size,
+                ctypes.byref(s), -1)
+    return status, lib.hector_last_error().decode()
+
+
+def test_c_abi_check_agrees_with_the_python_check():
+    """Every array of a preprocessed graph passes; each corruption the Python
+    check refuses, the C check refuses too, with INDEX_OUT_OF_RANGE naming
+    the array."""
+    from hector import _runtime, graph as g
+    lib = g._lib()
+    graph = random_graph(np.random.default_rng(8))
+    pre = hgraph.preprocess(graph["node_type"], graph["src"], graph["dst"], graph["etype"],
+                            graph["num_node_types"], graph["num_edge_types"])
+    arrays = {k: np.array(v) for k, v in pre.arrays().items()}
+    sizes = {"N": pre.N, "E": pre.E, "R": pre.R, "T": pre.T, "P": pre.P}
+    for name, array in arrays.items():
+        assert _c_check(lib, name, array, sizes) == (_runtime.OK, ""), name
+    corrupted = 0
+    for name, array in arrays.items():
+        if name in _graph_checks._ID_RANGES:
+            bound = sizes[_graph_checks._ID_RANGES[name]]
+            for value in (2**30, bound, -7):
+                bad = array.copy()
+                bad[len(bad) // 2] = value
+                status, message = _c_check(lib, name, bad, sizes)
+                assert status == _runtime.INDEX_OUT_OF_RANGE, (name, value)
+                assert f"'{name}' holds {value} at index {len(bad) // 2}" in message
+                corrupted += 1
+        elif name in _graph_checks._OFFSETS:
+            for position, value, words in ((1, 10**6, "never decrease"), (-1, -1, ""),
+                                           (0, 5, "start at 0")):
+                bad = array.copy()
+                if len(bad) <= max(position, 0):
+                    continue
+                bad[position] = value
+                status, message = _c_check(lib, name, bad, sizes)
+                assert status == _runtime.INDEX_OUT_OF_RANGE, (name, position, value)
+                assert f"'{name}'" in message and words in message
+                corrupted += 1
+            status, message = _c_check(lib, name, array[:0], sizes)
+            assert status == _runtime.INDEX_OUT_OF_RANGE and "empty" in message
+    assert corrupted > 30
+    # Unknown sizes are not checked against; bad arguments are refused.
+    unknown = dict(sizes, N=-1)
+    bad = arrays["edge_src"].copy()
+    bad[0] = 10**6
+    assert _c_check(lib, "edge_src", bad, unknown)[0] == _runtime.OK
+    assert _c_check(lib, "no_such_array", bad, sizes)[0] == _runtime.INVALID_ARGUMENT

@@ -117,6 +117,24 @@ HECTOR_API const char* hector_graph_array_name(int id);
 /* The id of a table name; INVALID_ARGUMENT for an unknown name. */
 HECTOR_API int hector_graph_array_id_of(const char* name, int* id);
 
+/* Checks one int32 graph array that an entry point will read (table name
+ * `name`, `length` elements at `data`) before the call: generated code
+ * indexes memory with these values and does not check them. Arrays from
+ * hector_graph_build are valid and need no check; arrays built or changed
+ * any other way do. Ids must lie in their range (node ids in [0, N), edge
+ * ids in [0, E), edge types in [0, R), node types in [0, T), pair ids in
+ * [0, P)); an offset table (etype_offsets, csr_row_ptr, ntype_offsets,
+ * compact_offsets) must start at 0, never decrease and end at its size.
+ * `sizes` gives N, E, T, R and P; a negative size is not checked against.
+ * edge_norm holds no ids and always passes. `device` < 0: `data` is host
+ * memory; otherwise it is device memory of that CUDA device, read back in
+ * chunks of 16 MiB (synchronous: it waits for the work queued before it).
+ * Errors: INVALID_ARGUMENT (NULL pointers, negative length, an unknown
+ * name), INDEX_OUT_OF_RANGE (the message names the array, the first bad
+ * index and its value), NO_DRIVER / NO_DEVICE / CUDA for device memory. */
+HECTOR_API int hector_graph_check_array(const char* name, const void* data, int64_t length,
+                                        const hector_graph_sizes* sizes, int device);
+
 #ifdef __cplusplus
 }
 #endif
