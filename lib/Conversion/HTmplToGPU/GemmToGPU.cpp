@@ -957,53 +957,44 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, const Schedule &s) {
 
         // Loads one k-tile's chunks into registers (zero outside the data).
         auto loadTile = [&](OpBuilder &b, Value k0) {
+          // x clamped so that a whole vector from it stays below `size`.
+          auto vectorStart = [&](Value x, Value size) {
+            return minIndex(b, loc, x,
+                            arith::SubIOp::create(b, loc, size,
+                                                  constIndex(b, loc, kVector)));
+          };
           SmallVector<Value> staged;
           for (const Chunk &c : aChunks) {
             Value col = arith::AddIOp::create(b, loc, k0, c.depth);
             Value ok = arith::AndIOp::create(b, loc, c.valid,
                                              lessThan(b, loc, col, kSize));
-            Value at = arith::AddIOp::create(
-                b, loc, lhsColBase,
-                minIndex(b, loc, col,
-                         arith::SubIOp::create(b, loc, kSize,
-                                               constIndex(b, loc, kVector))));
+            Value at = arith::AddIOp::create(b, loc, lhsColBase,
+                                             vectorStart(col, kSize));
             staged.push_back(arith::SelectOp::create(
                 b, loc, ok, loadVector(b, loc, lhs, {c.source, at}),
                 zeroVector));
           }
           for (const Chunk &c : bChunks) {
-            if (!w.transposed) {
-              // c.row = depth d, c.depth = column n (4 columns).
-              Value kk = arith::AddIOp::create(b, loc, k0, c.row);
-              Value col = arith::AddIOp::create(b, loc, colBase, c.depth);
-              SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
-                                       lessThan(b, loc, col, nSize)};
-              if (c.inTile)
-                conds.push_back(c.inTile);
-              SmallVector<Value> idx = weightIndices(
-                  w, t, head, clampBelow(b, loc, kk, kSize),
-                  minIndex(b, loc, col,
-                           arith::SubIOp::create(b, loc, nSize,
-                                                 constIndex(b, loc, kVector))));
-              staged.push_back(arith::SelectOp::create(
-                  b, loc, andAll(b, loc, conds),
-                  loadVector(b, loc, weight, idx), zeroVector));
-              continue;
-            }
-            // Transposed: c.row = depth chunk start d, c.depth = column n; the
-            // weight stores (n, d .. d + 3) contiguously.
+            // Plain: c.row = depth d, c.depth = column n (4 columns).
+            // Transposed: c.row = depth chunk start d, c.depth = column n;
+            // the weight stores (n, d .. d + 3) contiguously. The vector's
+            // own dimension is clamped to a whole vector, the other one
+            // below its size.
             Value kk = arith::AddIOp::create(b, loc, k0, c.row);
             Value col = arith::AddIOp::create(b, loc, colBase, c.depth);
             SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
                                      lessThan(b, loc, col, nSize)};
             if (c.inTile)
               conds.push_back(c.inTile);
-            SmallVector<Value> idx = weightIndices(
-                w, t, head,
-                minIndex(b, loc, kk,
-                         arith::SubIOp::create(b, loc, kSize,
-                                               constIndex(b, loc, kVector))),
-                clampBelow(b, loc, col, nSize));
+            Value depth, column;
+            if (w.transposed) {
+              depth = vectorStart(kk, kSize);
+              column = clampBelow(b, loc, col, nSize);
+            } else {
+              depth = clampBelow(b, loc, kk, kSize);
+              column = vectorStart(col, nSize);
+            }
+            SmallVector<Value> idx = weightIndices(w, t, head, depth, column);
             staged.push_back(arith::SelectOp::create(
                 b, loc, andAll(b, loc, conds), loadVector(b, loc, weight, idx),
                 zeroVector));

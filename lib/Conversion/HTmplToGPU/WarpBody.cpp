@@ -194,12 +194,9 @@ bool distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
     Value k = loop.getInductionVar();
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(loop.getBody());
-    Value iteration = arith::AddIOp::create(
-        rewriter, loc, lower, arith::MulIOp::create(rewriter, loc, k, stride));
-    rewriter.replaceAllUsesExcept(k, iteration,
-                                  iteration.getDefiningOp<arith::AddIOp>()
-                                      .getRhs()
-                                      .getDefiningOp());
+    auto offset = arith::MulIOp::create(rewriter, loc, k, stride);
+    Value iteration = arith::AddIOp::create(rewriter, loc, lower, offset);
+    rewriter.replaceAllUsesExcept(k, iteration, offset);
   }
 
   // result = init combined with the all-reduced partials of the lanes; the
