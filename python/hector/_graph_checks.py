@@ -34,35 +34,37 @@ _OFFSETS = {"etype_offsets": "E", "csr_row_ptr": "E", "ntype_offsets": "N",
             "compact_offsets": "P"}
 
 
-def _statistics(values: list) -> list:
-    """(min, max, first, last, non-decreasing) of each 1-D numpy array or
-    torch tensor of `values`, None for an empty one. Torch statistics are
-    reduced on each tensor's device and read back in one copy per device."""
+def _statistics(values: list, offsets: list) -> list:
+    """Per 1-D numpy array or torch tensor of `values`, None when empty, else
+    (min, max) for an id array or (first, last, non-decreasing) for an
+    offset table (`offsets[i]`): what check_graph_indices reads, one pass
+    per statistic. Torch statistics are reduced on each tensor's device and
+    read back in one copy per device."""
     results = [None] * len(values)
-    pending = {}  # device -> [(index, [5 0-d int64 tensors])]
-    for i, value in enumerate(values):
+    pending = {}  # device -> [(index, [0-d int64 tensors])]
+    for i, (value, ordered) in enumerate(zip(values, offsets)):
         if hasattr(value, "is_cuda"):  # torch
             if value.numel() == 0:
                 continue
             import torch
             v = value.reshape(-1)
-            steps_ok = (v[1:] >= v[:-1]).all() if v.numel() > 1 else torch.ones(
-                (), dtype=torch.bool, device=v.device)
-            stats = [v.min(), v.max(), v[0], v[-1], steps_ok]
+            if ordered:
+                stats = [v[0], v[-1], (v[1:] >= v[:-1]).all()]
+            else:
+                stats = [v.min(), v.max()]
             pending.setdefault(str(v.device), []).append(
                 (i, [t.to(torch.int64) for t in stats]))
         elif value.size:
             import numpy as np
             v = np.asarray(value).reshape(-1)
-            results[i] = (int(v.min()), int(v.max()), int(v[0]), int(v[-1]),
-                          bool(np.all(v[1:] >= v[:-1])))
+            results[i] = ((int(v[0]), int(v[-1]), bool(np.all(v[1:] >= v[:-1]))) if ordered
+                          else (int(v.min()), int(v.max())))
     if pending:
         import torch
         for items in pending.values():
-            flat = torch.stack([t for _, stats in items for t in stats]).tolist()
-            for k, (i, _) in enumerate(items):
-                low, high, first, last, ordered = flat[5 * k:5 * k + 5]
-                results[i] = (low, high, first, last, bool(ordered))
+            flat = iter(torch.stack([t for _, stats in items for t in stats]).tolist())
+            for i, stats in items:
+                results[i] = tuple(next(flat) for _ in stats)
     return results
 
 
@@ -72,12 +74,13 @@ def check_graph_indices(entry_name: str, arguments, symbols: dict) -> None:
     bound from the argument shapes (N, E, R, T, P)."""
     graph = [(arg, value) for arg, value in arguments
              if arg.role == "graph" and (arg.name in _ID_RANGES or arg.name in _OFFSETS)]
-    for (arg, value), stats in zip(graph, _statistics([v for _, v in graph])):
+    offsets = [arg.name in _OFFSETS for arg, _ in graph]
+    for (arg, value), stats in zip(graph, _statistics([v for _, v in graph], offsets)):
         what = f"{entry_name}(): graph argument '{arg.name}'"
         if arg.name in _ID_RANGES:
             if stats is None:
                 continue
-            low, high = stats[0], stats[1]
+            low, high = stats
             symbol = _ID_RANGES[arg.name]
             bound = symbols.get(symbol)
             if low < 0:
@@ -88,7 +91,7 @@ def check_graph_indices(entry_name: str, arguments, symbols: dict) -> None:
         else:
             if stats is None:
                 raise ValueError(f"{what} is empty; an offset table has at least one entry")
-            _, _, first, last, ordered = stats
+            first, last, ordered = stats
             if first != 0 or not ordered:
                 raise ValueError(f"{what} must start at 0 and never decrease")
             end = symbols.get(_OFFSETS[arg.name])

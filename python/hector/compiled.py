@@ -31,7 +31,7 @@ Every call also checks the graph arrays, since generated code indexes memory
 with them (ValueError naming the array, the value and its range): every id
 in its range, every offset table starting at 0, never decreasing and ending
 at its symbol (hector/_graph_checks.py). The statistics are reduced on the
-arrays' device and read back in one copy, about one read of each array; on
+arrays' device and read back in one copy, two reductions over each id array; on
 a GPU that copy waits for the work queued before it. ``check_indices=False``
 skips the check, for arrays that come straight from hector.graph and were
 not modified since (hector.nn does so for the graphs it preprocesses

@@ -3,7 +3,7 @@
 // point indexes memory with it. The same rules as the Python entries'
 // (python/hector/_graph_checks.py): ids in their range, offset tables
 // starting at 0, never decreasing and ending at their size.
-#include <cstring>
+#include <algorithm>
 #include <vector>
 
 #include "../device.h"
@@ -18,20 +18,20 @@ namespace {
 enum class Rule { Ids, Offsets, Values };
 
 struct ArrayRule {
-  const char* name;
   Rule rule;
   char symbol;  // N, E, R, T or P: the range of the ids, or the offsets' end
 };
 
-const ArrayRule kRules[] = {
-    {"node_type", Rule::Ids, 'T'},         {"edge_src", Rule::Ids, 'N'},
-    {"edge_dst", Rule::Ids, 'N'},          {"edge_type", Rule::Ids, 'R'},
-    {"etype_offsets", Rule::Offsets, 'E'}, {"edge_norm", Rule::Values, 0},
-    {"csr_row_ptr", Rule::Offsets, 'E'},   {"csr_src", Rule::Ids, 'N'},
-    {"csr_eid", Rule::Ids, 'E'},           {"csr_etype", Rule::Ids, 'R'},
-    {"ntype_perm", Rule::Ids, 'N'},        {"ntype_offsets", Rule::Offsets, 'N'},
-    {"compact_src", Rule::Ids, 'N'},       {"compact_offsets", Rule::Offsets, 'P'},
-    {"compact_map", Rule::Ids, 'P'},       {"edge_perm", Rule::Ids, 'E'},
+// Indexed by hector_graph_array_id (the table order of hector/graph.h).
+const ArrayRule kRules[HECTOR_GRAPH_NUM_ARRAYS] = {
+    {Rule::Ids, 'T'},     /* node_type */       {Rule::Ids, 'N'},     /* edge_src */
+    {Rule::Ids, 'N'},     /* edge_dst */        {Rule::Ids, 'R'},     /* edge_type */
+    {Rule::Offsets, 'E'}, /* etype_offsets */   {Rule::Values, 0},    /* edge_norm */
+    {Rule::Offsets, 'E'}, /* csr_row_ptr */     {Rule::Ids, 'N'},     /* csr_src */
+    {Rule::Ids, 'E'},     /* csr_eid */         {Rule::Ids, 'R'},     /* csr_etype */
+    {Rule::Ids, 'N'},     /* ntype_perm */      {Rule::Offsets, 'N'}, /* ntype_offsets */
+    {Rule::Ids, 'N'},     /* compact_src */     {Rule::Offsets, 'P'}, /* compact_offsets */
+    {Rule::Ids, 'P'},     /* compact_map */     {Rule::Ids, 'E'},     /* edge_perm */
 };
 
 int64_t size_of(const hector_graph_sizes& s, char symbol) {
@@ -90,12 +90,11 @@ extern "C" int hector_graph_check_array(const char* name, const void* data, int6
     return fail(HECTOR_ERROR_INVALID_ARGUMENT,
                 "hector_graph_check_array: name and sizes must be non-NULL, length >= 0, "
                 "data non-NULL unless length is 0");
-  const ArrayRule* rule = nullptr;
-  for (const ArrayRule& r : kRules)
-    if (std::strcmp(r.name, name) == 0) rule = &r;
-  if (!rule)
+  int id = -1;
+  if (hector_graph_array_id_of(name, &id) != HECTOR_OK)
     return fail(HECTOR_ERROR_INVALID_ARGUMENT,
-                "hector_graph_check_array: '%s' is not a graph array", name);
+                "hector_graph_check_array: '%.64s' is not a graph array", name);
+  const ArrayRule* rule = &kRules[id];
   if (rule->rule == Rule::Values) return HECTOR_OK;  // edge_norm: no ids
   Device* dev = nullptr;
   if (device >= 0)
