@@ -77,6 +77,10 @@ struct TraversalPlan {
   htmpl::AccessScheme receiver = htmpl::AccessScheme::Dst;
   /// Warp mode: the scf.for loops whose iterations are split over lanes.
   llvm::SmallPtrSet<mlir::Operation *, 8> distributed;
+  /// Warp mode: distributed loops after which the group synchronises,
+  /// because another loop stores into the same buffer (possibly at the same
+  /// element, which the later loop must write last).
+  llvm::SmallPtrSet<mlir::Operation *, 4> syncAfterStores;
   /// Warp mode: lanes per instance (a power of two dividing the warp).
   int64_t lanes = kWarpSize;
   /// Warp mode over edges: destinations gathered per warp.

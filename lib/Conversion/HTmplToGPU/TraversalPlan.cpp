@@ -14,6 +14,10 @@
 //    inside one distributed loop, always at the same element, and that
 //    element's indices name the loop's induction variable (so each element
 //    belongs to one iteration, hence to one lane);
+//  - a buffer the body only stores to is stored either from warp-uniform
+//    code alone, or from distributed loops alone, each loop at one element
+//    that names its variable (with a group barrier after each loop when
+//    there are several, so that their stores land in program order);
 //  - some innermost loop can be distributed: its carried values, if any,
 //    are reductions (acc = acc op x, with op associative and commutative)
 //    of 32-bit values that the warp can combine with shuffles.
@@ -27,6 +31,7 @@
 #include "mlir/Interfaces/LoopLikeInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "mlir/Interfaces/ViewLikeInterface.h"
+#include "llvm/ADT/MapVector.h"
 
 using namespace mlir;
 using namespace hector;
@@ -293,6 +298,33 @@ int64_t chooseLanes(const TraversalPlan &plan) {
     lanes *= 2;
   return lanes;
 }
+/// Stores into a buffer the body never reads, from one or more distributed
+/// loops (a head loop unrolled into one feature loop per head, say): safe
+/// when, within each loop, every store names one element that follows the
+/// loop variable, so that each element of a loop belongs to one lane. Two
+/// loops may still name the same element, which the sequential body writes
+/// in loop order; the group therefore synchronises after each such loop
+/// (`nvvm.bar.warp.sync` orders the lanes' memory accesses), so the later
+/// loop's store lands last.
+bool planStoresFromLoops(ArrayRef<const Access *> stores, TraversalPlan &plan,
+                         Canonical &canon) {
+  llvm::SmallMapVector<Operation *, const Access *, 4> firstOfLoop;
+  for (const Access *a : stores) {
+    scf::ForOp loop = enclosingDistributed(a->op, plan);
+    if (!loop || !isa<memref::StoreOp>(a->op) ||
+        a->memref != stores.front()->memref)
+      return false;
+    auto [it, inserted] = firstOfLoop.insert({loop, a});
+    if (inserted ? !injectiveIn(a->indices, loop)
+                 : !canon.sameIndices(a->indices, it->second->indices))
+      return false;
+  }
+  if (firstOfLoop.size() > 1)
+    for (auto &[loop, first] : firstOfLoop)
+      plan.syncAfterStores.insert(loop);
+  return true;
+}
+
 } // namespace
 
 FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op,
@@ -374,6 +406,10 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op,
     });
     if (uniformStores)
       continue;
+    if (!reads) {
+      warpSafe &= planStoresFromLoops(list, plan, canon);
+      continue;
+    }
     bool safe = loop != nullptr;
     for (const Access *a : list) {
       if (!safe)
@@ -387,8 +423,10 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op,
   }
   plan.mode = warpSafe && !plan.distributed.empty() ? TraversalMode::Warp
                                                     : TraversalMode::Thread;
-  if (plan.mode == TraversalMode::Thread)
+  if (plan.mode == TraversalMode::Thread) {
     plan.distributed.clear();
+    plan.syncAfterStores.clear();
+  }
   else
     plan.lanes = lanes ? lanes : chooseLanes(plan);
   if (op.getDomain() != Domain::Edges)

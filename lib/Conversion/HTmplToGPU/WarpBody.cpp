@@ -306,7 +306,7 @@ void hector::gpu::rewriteWarpBody(RewriterBase &rewriter,
       continue;
     auto loop = cast<scf::ForOp>(op);
     bool unroll = distributeLoop(rewriter, loop, context);
-    if (syncAfter.contains(op)) {
+    if (syncAfter.contains(op) || plan.syncAfterStores.contains(op)) {
       rewriter.setInsertionPointAfter(op);
       emitWarpSync(rewriter, op->getLoc(), context.mask);
     }
