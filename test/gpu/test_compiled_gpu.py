@@ -325,6 +325,31 @@ if __name__ != "__main__":
         with pytest.raises(ValueError, match="but E = 6 from argument 'edge_src'"):
             flat.gather_scale_scatter(src, dst[:5], norm, h, out)
 
+    def test_fast_argument_checks_agree_with_the_full_checks(flat):
+        # The common call (contiguous CUDA tensors of the declared dtypes)
+        # takes a shorter path; it must bind the same sizes, pointers and
+        # device as the full checks, and leave every other call to them.
+        entry = flat.entries["gather_scale_scatter"]
+        src, dst, norm, h = graph(9, 40, 3)
+        out = torch.empty(9, F, device=DEV)
+        values = entry._bind((src, dst, norm, h, out), {})
+        fast = entry._prepare_cuda_tensors(values)
+        full = entry._prepare_checked(values)
+        assert fast is not None
+        assert fast[0] == full[0]
+        assert [(a.name, p, tuple(s)) for a, p, s, _ in fast[1]] == \
+            [(a.name, p, tuple(s)) for a, p, s, _ in full[1]]
+        assert fast[2] == full[2]
+        wide = torch.empty(9, 2 * F, device=DEV)
+        for bad in ([src, dst, norm, h.cpu(), out], [src, dst, norm.double(), h, out],
+                    [src, dst[:39], norm, h, out], [src, dst, norm, h.t().contiguous().t(), out],
+                    [src, dst, norm, h, wide[:, :F]], [src.long(), dst, norm, h, out]):
+            assert entry._prepare_cuda_tensors(entry._bind(tuple(bad), {})) is None
+        # Repeated calls reuse the cached descriptors and still compute.
+        for _ in range(3):
+            flat.gather_scale_scatter(src, dst, norm, h, out)
+        torch.testing.assert_close(out.double(), ref_gss(src, dst, norm, h), rtol=1e-5, atol=1e-5)
+
     def test_kernel_fault_raises_launch_error():
         # An out-of-range index is refused by the default graph check (on
         # the GPU tensors); with the check off it faults the kernel, and the
