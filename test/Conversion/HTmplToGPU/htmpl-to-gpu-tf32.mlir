@@ -3,6 +3,9 @@
 // RUN: not hector-opt %s --split-input-file --htmpl-to-gpu="precision=fp16" 2>&1 | FileCheck %s --check-prefix=BAD
 // Through the CUDA backend: TF32 rounding and m16n8k8 mma in the PTX.
 // RUN: hector-opt %s --htmpl-to-gpu="precision=tf32" | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=PTX
+// hectorc --precision=tf32 reaches the pass; fp32 stays the default.
+// RUN: hectorc %hector_src_root/examples/rgcn.mlir --target=cuda --precision=tf32 --emit=ptx | FileCheck %s --check-prefix=RGCN
+// RUN: hectorc %hector_src_root/examples/rgcn.mlir --target=cuda --emit=ptx | FileCheck %s --check-prefix=RGCN32
 
 // precision=tf32: the row-mode vector kernel multiplies on tensor cores.
 // Eight warps tile the 64 x 64 block as 2 x 4 warps of 32 x 16 outputs
@@ -19,6 +22,13 @@
 // FP32-LABEL: func.func @fp32_fallbacks
 // FP32-NOT: nvgpu.mma.sync
 // FP32-NOT: nvvm.convert.float.to.tf32
+
+// RGCN: mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+// RGCN32-NOT: mma.sync
+// RGCN32-NOT: cvt.rna.tf32
+// RGCN32: fma.rn.f32
+// RGCN32-NOT: mma.sync
+// RGCN32-NOT: cvt.rna.tf32
 
 // PTX-LABEL: // gpu.module @tf32_typed_gather_kernel
 // PTX-DAG: cvt.rna.tf32.f32
