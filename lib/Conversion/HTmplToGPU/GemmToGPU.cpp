@@ -763,7 +763,10 @@ void lowerOuterProductGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
 //    of the current one, so their latency overlaps the arithmetic;
 //  - the product reads A four depths at a time and B four columns at a time
 //    (16-byte shared loads: cm + 4 loads per 16 * cm multiply-adds).
-// The padding keeps every shared row 16-byte aligned.
+// The padding keeps every shared row 16-byte aligned. The product is a
+// TileProduct (Gemm.h): FmaProduct below, or with precision=tf32 the
+// tensor-core product of GemmTensorCore.cpp, which pads B differently and
+// stages an [N, K] weight column by column.
 
 /// The schedule of the vector kernel, or nullopt when the instance does not
 /// qualify (the general kernel then runs alone).
