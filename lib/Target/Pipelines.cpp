@@ -79,7 +79,9 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
     if (!options.gpuTemplates)
       return "htmpl-to-loops";
     return "htmpl-to-gpu{lanes-per-instance=" +
-           std::to_string(options.traversalLanes) + "},htmpl-to-loops";
+           std::to_string(options.traversalLanes) + " precision=" +
+           (options.precision == Precision::TF32 ? "tf32" : "fp32") +
+           "},htmpl-to-loops";
   case Stage::GPU:
     if (!cuda)
       return "";

@@ -24,6 +24,7 @@
 // RUN: not hectorc %t/ok.mlir --opt-level=7 --emit=llvm 2>&1 | FileCheck %s --check-prefix=OPT
 // RUN: not hectorc %t/ok.mlir --target=cpu --cpu=pentium9 --emit=llvmir 2>&1 | FileCheck %s --check-prefix=CPU
 // RUN: not hectorc %t/ok.mlir --target=cuda --gpu-block-size=2048 --emit=gpu 2>&1 | FileCheck %s --check-prefix=BLOCK
+// RUN: not hectorc %t/ok.mlir --target=cpu --precision=tf32 --emit=llvmir 2>&1 | FileCheck %s --check-prefix=TF32CPU
 // RUN: not hectorc %t/ok.mlir --target=cuda --runtime-lib=%t/none.so -o %t/libok.so 2>&1 | FileCheck %s --check-prefix=RUNTIME
 // RUN: not hectorc %t/ok.mlir --target=cpu --cc=%t/no-such-cc -o %t/libok.so 2>&1 | FileCheck %s --check-prefix=CC
 // RUN: not test -e %t/libok.so
@@ -152,6 +153,7 @@ func.func @f(%x: memref<?xf32>) {
 // OPT: hectorc: error: --opt-level must be 0, 1, 2 or 3
 // CPU: hectorc: error: unknown --cpu=pentium9 for x86_64{{.*}} (portable, native, or an LLVM CPU name such as x86-64-v3)
 // BLOCK: hectorc: error: --gpu-block-size must be in [1, 1024]
+// TF32CPU: hectorc: error: --precision=tf32 needs --target=cuda (the CPU GEMMs multiply in fp32)
 // RUNTIME: hectorc: error: libhector_runtime.so not found at '{{.*}}none.so'
 // CC: hectorc: error: linking failed ({{.*}}no-such-cc -shared
 // ARCH: hectorc: error: unsupported --gpu-arch=sm_1 (one of: sm_50,

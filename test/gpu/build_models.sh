@@ -4,13 +4,14 @@
 # machines have no compiler: the tiled/warp-reduced kernels of htmpl-to-gpu
 # (the default, tmpl/lib*.so) and the simple loop kernels of htmpl-to-loops
 # (--gpu-templates=false, lib*.so). The template libraries are built with
-# --training.
+# --training, also with --precision=tf32 (tf32/lib*.so: the row-mode GEMMs on
+# TF32 tensor cores, for bench/layers.py --hector-libs-tf32).
 #   test/gpu/build_models.sh [out-dir]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${HECTOR_BUILD_DIR:-$root/build}"
 out="${1:-$build/gpu-models}"
-mkdir -p "$out/tmpl"
+mkdir -p "$out/tmpl" "$out/tf32"
 
 configs="$(PYTHONPATH="$root/test/python:$root/test" /usr/bin/python3 -c '
 from model_cases import CONFIGS
@@ -24,6 +25,8 @@ while read -r model width heads; do
   # The template libraries carry the training entry points too
   # (test/gpu/training_gpu.py, bench/layers.py --modes training).
   "$build/bin/hectorc" "$out/$name.mlir" --target=cuda --training -o "$out/tmpl/$name"
+  "$build/bin/hectorc" "$out/$name.mlir" --target=cuda --training --precision=tf32 \
+    -o "$out/tf32/$name"
 done <<< "$configs"
 
 # The C++ example and the main job's forward pass, for the GPU machine:
@@ -49,7 +52,8 @@ export HECTOR_BUILD_DIR="$build"
 /usr/bin/python3 "$root/test/gpu/test_nn_gpu.py" --build "$out/nn-cache"
 /usr/bin/python3 "$root/examples/train_debian.py" --aot-dir "$out/nn-cache"
 
-# The kernels of htmpl-to-gpu on their own (test/gpu/test_htmpl_gpu.py).
+# The kernels of htmpl-to-gpu on their own (test/gpu/test_htmpl_gpu.py; the
+# GEMMs also with --precision=tf32).
 PYTHONPATH="$root/python" /usr/bin/python3 "$root/test/gpu/test_htmpl_gpu.py" --build "$out/htmpl"
 # The gradient ops and training entries (test/gpu/test_gradient_ops_gpu.py).
 HECTOR_BUILD_DIR="$build" /usr/bin/python3 "$root/test/gpu/test_gradient_ops_gpu.py" --build "$out/gradients"

@@ -25,7 +25,14 @@ against the CPU loop lowering (htmpl-to-loops) of the same functions:
         python3 -m pytest test/gpu/test_htmpl_gpu.py
 
 `python3 test/gpu/test_htmpl_gpu.py --bench DIR` (GPU machine) prints rough
-timings of GEMM schedule variants and traversals on bgs/am-shaped inputs.
+timings of GEMM schedule variants (fp32 and TF32) and traversals on
+bgs/am-shaped inputs.
+
+`--build` also compiles the GEMM instances with `hectorc --precision=tf32`
+into libhtmpl_gpu_tf32.so; every row-mode GEMM test runs against both
+libraries (test ids [fp32] and [tf32]), the TF32 ones at a tolerance of
+5e-3 relative (see TF32_RTOL), and test_gemm_tf32_rounds_inputs checks the
+rounding to TF32 exactly.
 """
 
 from __future__ import annotations
@@ -422,7 +429,8 @@ WIDTHS = (1, 16, 33, 64, 128)
 TRAVERSAL_HEADS_SHAPES = ((4, 16), (3, 11), (1, 64))
 
 
-def module_source() -> str:
+def gemm_module_source() -> str:
+    """The GEMM instances (also built with --precision=tf32)."""
     parts = []
     for k, n in GEMM_SHAPES:
         parts.append(string.Template(GEMM_TYPED).substitute(K=k, N=n))
@@ -431,13 +439,18 @@ def module_source() -> str:
         parts.append(string.Template(GEMM_HEADS).substitute(
             H=h, KH=kh, NH=nh, K=h * kh, N=h * nh))
     parts.append(GEMM_KNOBS)
+    for name, attrs in BENCH_GEMMS.items():
+        parts.append(string.Template(BENCH_GEMM).substitute(NAME=name, ATTRS=attrs))
+    return "\n".join(parts)
+
+
+def module_source() -> str:
+    parts = [gemm_module_source()]
     for w in WIDTHS:
         parts.append(string.Template(TRAVERSALS).substitute(W=w))
     for h, dh in TRAVERSAL_HEADS_SHAPES:
         parts.append(string.Template(TRAVERSAL_HEADS).substitute(H=h, DH=dh, W=h * dh))
     parts.append(SCALAR_TRAVERSALS)
-    for name, attrs in BENCH_GEMMS.items():
-        parts.append(string.Template(BENCH_GEMM).substitute(NAME=name, ATTRS=attrs))
     return "\n".join(parts)
 
 
@@ -453,7 +466,8 @@ def _tool(name: str) -> str:
 
 
 def build(directory: str, target: str = "cuda") -> None:
-    """Compiles every instance into `directory`/libhtmpl_gpu.so."""
+    """Compiles every instance into `directory`/libhtmpl_gpu.so, and (cuda)
+    the GEMM instances with --precision=tf32 into libhtmpl_gpu_tf32.so."""
     os.makedirs(directory, exist_ok=True)
     model = os.path.join(directory, "htmpl_gpu.mlir")
     with open(model, "w") as f:
@@ -473,6 +487,16 @@ def build(directory: str, target: str = "cuda") -> None:
                                  check=True, capture_output=True, text=True).stdout
         subprocess.run([hectorc, "-", "--target=cuda", "-o", out], input=lowered,
                        check=True, text=True)
+    print("built", out)
+    if "--precision" not in help_text:
+        print("hectorc has no --precision: no TF32 library")
+        return
+    gemms = os.path.join(directory, "htmpl_gpu_tf32.mlir")
+    with open(gemms, "w") as f:
+        f.write(gemm_module_source())
+    out = os.path.join(directory, "libhtmpl_gpu_tf32.so")
+    subprocess.run([hectorc, gemms, "--target=cuda", "--precision=tf32", "-o", out],
+                   check=True)
     print("built", out)
 
 
@@ -520,6 +544,42 @@ if __name__ != "__main__":
     def close(actual, expected, rtol=1e-4, atol=1e-4):
         torch.testing.assert_close(actual.to(F64), expected.to(F64), rtol=rtol, atol=atol)
 
+    # TF32 (--precision=tf32): tensor cores multiply inputs rounded to 11
+    # significant bits (relative error <= 2^-11 each) and sum in fp32, so a
+    # sum of `terms` products of unit normals errs by about 5e-4 * sqrt(terms).
+    # The checks allow 5e-3 relative plus 5e-3 * sqrt(terms) absolute (for
+    # sums near zero). Instances the tensor cores do not take (K or N not a
+    # multiple of 4, weight gradients) stay fp32 in the TF32 library.
+    TF32_RTOL = 5e-3
+
+    class GemmLib:
+        """The GEMM instances built at one precision (fp32 or tf32)."""
+
+        def __init__(self, lib, precision):
+            self.lib, self.precision = lib, precision
+
+        def __getitem__(self, name):
+            return self.lib[name]
+
+        def tol(self, terms, **fp32):
+            """assert_close tolerances of outputs that each sum `terms`
+            products: `fp32` (default: close's) for the fp32 library."""
+            if self.precision == "fp32":
+                return fp32
+            return {"rtol": TF32_RTOL, "atol": TF32_RTOL * max(terms, 1) ** 0.5}
+
+    @pytest.fixture(scope="module", params=["fp32", "tf32"])
+    def gemm_lib(request, lib):
+        if request.param == "fp32":
+            return GemmLib(lib, "fp32")
+        if DEVICE != "cuda":
+            pytest.skip("the TF32 library runs on the GPU only")
+        path = os.path.join(DIR, "libhtmpl_gpu_tf32.so")
+        if not os.path.exists(path):
+            pytest.fail(f"{path} missing: build it with "
+                        f"`python3 test/gpu/test_htmpl_gpu.py --build {DIR}`")
+        return GemmLib(compiled.load(path), "tf32")
+
     # fp32 sums in any order: a hub row adds 100k terms of size ~1 (sums of
     # size ~300), so its rounding error is far above a plain row's.
     HUB_TOL = {"rtol": 1e-3, "atol": 2e-2}
@@ -538,33 +598,33 @@ if __name__ != "__main__":
 
     @pytest.mark.parametrize("k,n", GEMM_SHAPES)
     @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
-    def test_gemm_typed_gather(lib, k, n, counts):
+    def test_gemm_typed_gather(gemm_lib, k, n, counts):
         seg, types = segments(counts)
         m, t, n_lhs = len(types), len(counts), 257
         lhs = rand(n_lhs, k, seed=1)
         rhs = rand(t, k, n, seed=2)
         rows = ints(n_lhs, m, seed=3)
         out = torch.full((m, n), float("nan"), device=DEV)
-        lib[f"gemm_typed_{k}_{n}"](lhs, rows, rhs, out, seg)
+        gemm_lib[f"gemm_typed_{k}_{n}"](lhs, rows, rhs, out, seg)
         ref = torch.einsum("mk,mkn->mn", lhs[rows.long()].to(F64), rhs[types].to(F64))
-        close(out, ref)
+        close(out, ref, **gemm_lib.tol(k))
 
     @pytest.mark.parametrize("k,n", GEMM_SHAPES)
     @pytest.mark.parametrize("m,n_out", [(0, 3), (1, 1), (130, 40), (5000, 7)])
-    def test_gemm_scatter_atomic_accumulate(lib, k, n, m, n_out):
+    def test_gemm_scatter_atomic_accumulate(gemm_lib, k, n, m, n_out):
         lhs, rhs = rand(m, k, seed=4), rand(k, n, seed=5)
         orows = ints(n_out, m, seed=6, dtype=torch.int64)
         scale = rand(m, seed=7)
         base = rand(n_out, n, seed=8)
         out = base.clone()
-        lib[f"gemm_scatter_{k}_{n}"](lhs, rhs, out, orows, scale)
+        gemm_lib[f"gemm_scatter_{k}_{n}"](lhs, rhs, out, orows, scale)
         ref = base.to(F64).index_add(
             0, orows, scale.to(F64)[:, None] * (lhs.to(F64) @ rhs.to(F64)))
-        close(out, ref, rtol=1e-4, atol=1e-3)
+        close(out, ref, **gemm_lib.tol(k * m / n_out, rtol=1e-4, atol=1e-3))
 
     @pytest.mark.parametrize("k,n", GEMM_SHAPES)
     @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
-    def test_gemm_scatter_atomic_overwrite(lib, k, n, counts):
+    def test_gemm_scatter_atomic_overwrite(gemm_lib, k, n, counts):
         # Rows of segments are cleared, then every producer adds; rows no
         # instance row scatters to keep their value.
         seg, types = segments(counts)
@@ -573,57 +633,76 @@ if __name__ != "__main__":
         orows = ints(n_out, m, seed=11)
         base = rand(n_out, n, seed=12)
         out = base.clone()
-        lib[f"gemm_overwrite_{k}_{n}"](lhs, rhs, out, orows, seg)
+        gemm_lib[f"gemm_overwrite_{k}_{n}"](lhs, rhs, out, orows, seg)
         ref = base.to(F64).clone()
         ref[orows.long()] = 0
         ref.index_add_(0, orows.long(),
                        torch.einsum("mk,mkn->mn", lhs.to(F64), rhs[types].to(F64)))
-        close(out, ref, rtol=1e-4, atol=1e-3)
+        close(out, ref, **gemm_lib.tol(k * m / n_out, rtol=1e-4, atol=1e-3))
 
     @pytest.mark.parametrize("k,n", GEMM_SHAPES)
     @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
-    def test_gemm_transpose_rhs_accumulate(lib, k, n, counts):
+    def test_gemm_transpose_rhs_accumulate(gemm_lib, k, n, counts):
         seg, types = segments(counts)
         m, t = len(types), len(counts)
         lhs, rhs = rand(m, k, seed=13), rand(t, n, k, seed=14)
         base = rand(m, n, seed=15)
         out = base.clone()
-        lib[f"gemm_transpose_{k}_{n}"](lhs, rhs, out, seg)
+        gemm_lib[f"gemm_transpose_{k}_{n}"](lhs, rhs, out, seg)
         ref = base.to(F64) + torch.einsum("mk,mnk->mn", lhs.to(F64), rhs[types].to(F64))
-        close(out, ref)
+        close(out, ref, **gemm_lib.tol(k))
 
     @pytest.mark.parametrize("h,kh,nh", HEAD_SHAPES)
     @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
-    def test_gemm_per_head(lib, h, kh, nh, counts):
+    def test_gemm_per_head(gemm_lib, h, kh, nh, counts):
         seg, types = segments(counts)
         m, t = len(types), len(counts)
         lhs, rhs = rand(m, h * kh, seed=16), rand(t, h, kh, nh, seed=17)
         scale = rand(m, h, seed=18)
         out = torch.full((m, h * nh), float("nan"), device=DEV)
-        lib[f"gemm_heads_{h}_{kh}_{nh}"](lhs, rhs, out, seg, scale)
+        gemm_lib[f"gemm_heads_{h}_{kh}_{nh}"](lhs, rhs, out, seg, scale)
         blocks = torch.einsum("mhk,mhkn->mhn", lhs.to(F64).reshape(m, h, kh),
                               rhs[types].to(F64))
         ref = (blocks * scale.to(F64)[:, :, None]).reshape(m, h * nh)
-        close(out, ref)
+        close(out, ref, **gemm_lib.tol(kh))
 
     @pytest.mark.parametrize("name,k,n", [("gemm_knobs_a", 64, 128), ("gemm_knobs_b", 33, 33)])
     @pytest.mark.parametrize("m", [0, 1, 31, 1000])
-    def test_gemm_schedule_knobs(lib, name, k, n, m):
+    def test_gemm_schedule_knobs(gemm_lib, name, k, n, m):
         lhs, rhs = rand(m, k, seed=19), rand(k, n, seed=20)
         out = torch.full((m, n), float("nan"), device=DEV)
-        lib[name](lhs, rhs, out)
-        close(out, lhs.to(F64) @ rhs.to(F64))
+        gemm_lib[name](lhs, rhs, out)
+        close(out, lhs.to(F64) @ rhs.to(F64), **gemm_lib.tol(k))
 
     @pytest.mark.parametrize("name", BENCH_GEMMS)
     @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
-    def test_gemm_bench_variants(lib, name, counts):
+    def test_gemm_bench_variants(gemm_lib, name, counts):
         seg, types = segments(counts)
         m, t, n_lhs = len(types), len(counts), 500
         lhs, rhs = rand(n_lhs, 64, seed=52), rand(t, 64, 64, seed=53)
         rows = ints(n_lhs, m, seed=54)
         out = torch.full((m, 64), float("nan"), device=DEV)
-        lib[f"bench_gemm_{name}"](lhs, rows, rhs, out, seg)
-        close(out, torch.einsum("mk,mkn->mn", lhs[rows.long()].to(F64), rhs[types].to(F64)))
+        gemm_lib[f"bench_gemm_{name}"](lhs, rows, rhs, out, seg)
+        close(out, torch.einsum("mk,mkn->mn", lhs[rows.long()].to(F64), rhs[types].to(F64)),
+              **gemm_lib.tol(64))
+
+    @pytest.mark.parametrize("x,tf32", [
+        (1 + 2**-12, 1.0),                   # below half a TF32 ulp: down
+        (1 + 3 * 2**-12, 1 + 2**-10),        # above half an ulp: up
+        (1 + 2**-11, 1 + 2**-10),            # a tie: away from zero (rna)
+    ])
+    def test_gemm_tf32_rounds_inputs(gemm_lib, x, tf32):
+        # 64 products x * 1 sum exactly in fp32 either way, so the output
+        # shows how the inputs were rounded: not at all with fp32, to
+        # nearest with ties away from zero (cvt.rna.tf32.f32) with tf32.
+        seg, _ = segments([100])
+        lhs = torch.full((1, 64), x, device=DEV)
+        rows = torch.zeros(100, dtype=torch.int32, device=DEV)
+        rhs = torch.ones(1, 64, 64, device=DEV)
+        out = torch.full((100, 64), float("nan"), device=DEV)
+        gemm_lib["gemm_typed_64_64"](lhs, rows, rhs, out, seg)
+        exact = tf32 if gemm_lib.precision == "tf32" else x
+        assert torch.equal(out.cpu(), torch.full((100, 64), 64 * exact))
 
     # ---- GEMM, outer-product mode (weight gradients) ----------------------
 
@@ -874,6 +953,9 @@ def bench(directory: str) -> None:
     from hector import compiled
 
     lib = compiled.load(os.path.join(directory, "libhtmpl_gpu.so"))
+    libs = {"fp32": lib}
+    if os.path.exists(os.path.join(directory, "libhtmpl_gpu_tf32.so")):
+        libs["tf32"] = compiled.load(os.path.join(directory, "libhtmpl_gpu_tf32.so"))
     dev = torch.device("cuda", 0)
     gpu = torch.cuda.get_device_name(dev)
 
@@ -903,11 +985,12 @@ def bench(directory: str) -> None:
         w = torch.randn(r, 64, 64, device=dev)
         z = torch.empty(e, 64, device=dev)
         moved = (e * 64 * 4 * 2 + e * 4) / 1e9  # gathered rows in, rows out, index
-        for name in BENCH_GEMMS:
-            fn = lib[f"bench_gemm_{name}"]
-            ms = time(lambda: fn(h, src, w, z, seg, synchronize=False))
-            print(f"{gpu} {label}: typed gather GEMM 64x64 [{name}]: {ms:.3f} ms "
-                  f"({moved / ms:.0f} GB/s of rows)")
+        for precision, variants in libs.items():
+            for name in BENCH_GEMMS:
+                fn = variants[f"bench_gemm_{name}"]
+                ms = time(lambda: fn(h, src, w, z, seg, synchronize=False))
+                print(f"{gpu} {label}: typed gather GEMM 64x64 [{name}, {precision}]: "
+                      f"{ms:.3f} ms ({moved / ms:.0f} GB/s of rows)")
         types = ety.long()
 
         def torch_gemm():

@@ -137,6 +137,18 @@ cl::opt<int64_t> traversalLanes(
              "groups to its feature loops"),
     cl::init(0), cl::cat(hectorCategory));
 
+cl::opt<hector::Precision> precision(
+    "precision",
+    cl::desc("cuda: arithmetic of the GEMM products (default: fp32):"),
+    cl::init(hector::Precision::FP32),
+    cl::values(clEnumValN(hector::Precision::FP32, "fp32",
+                          "fp32 FMAs (exact to fp32 rounding)"),
+               clEnumValN(hector::Precision::TF32, "tf32",
+                          "TF32 tensor cores (mma.sync; inputs rounded to "
+                          "10 mantissa bits, fp32 sums) in the row-mode "
+                          "GEMMs of 16-byte rows, fp32 FMAs elsewhere")),
+    cl::cat(hectorCategory));
+
 cl::opt<bool> training(
     "training",
     cl::desc("Also build training entry points: <f>_fwd (results plus the "
@@ -477,6 +489,7 @@ int main(int argc, char **argv) {
   options.gpuBlockSize = gpuBlockSize;
   options.gpuTemplates = gpuTemplates;
   options.traversalLanes = traversalLanes;
+  options.precision = precision;
   options.training = training;
   options.savePolicy = savePolicy;
   if (savePolicy != "materialized" && savePolicy != "all" &&
@@ -495,6 +508,9 @@ int main(int argc, char **argv) {
   }
   options.typedEndpoints = typedEndpoints;
   options.splitSoftmax = splitSoftmax;
+  if (precision == hector::Precision::TF32 && target != Target::CUDA)
+    return fail("--precision=tf32 needs --target=cuda (the CPU GEMMs "
+                "multiply in fp32)");
   if (!hostResident.empty() && target != Target::CUDA)
     return fail("--host-resident needs --target=cuda (in a CPU library every "
                 "buffer is host memory already)");

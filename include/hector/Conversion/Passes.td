@@ -68,19 +68,28 @@ def HTmplToGPU : Pass<"htmpl-to-gpu", "mlir::ModuleOp"> {
     iterations per lane: two 64-wide instances per warp), its split loops
     unrolled and its float math contracted; `lanes-per-instance` fixes that
     group size instead (for tuning and tests).
+
+    `precision=tf32` multiplies the row-mode GEMMs that get the 16-byte
+    vector kernel on tensor cores (`nvgpu.mma.sync`, m16n8k8, inputs rounded
+    to TF32, fp32 accumulation); `fp32`, the default, keeps every product an
+    fp32 FMA.
   }];
   let options = [
     Option<"lanesPerInstance", "lanes-per-instance", "int64_t", /*default=*/"0",
            "Lanes per instance of warp-mapped traversals: 1, 2, 4, 8, 16 or "
-           "32; 0 chooses per traversal">
+           "32; 0 chooses per traversal">,
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "Arithmetic of row-mode GEMM products: fp32 (FMA, the default) "
+           "or tf32 (tensor cores where the vector kernel runs)">
   ];
-  // NVVM for warp barriers around warp-private buffers, LLVM for scoped
-  // float-max atomics.
+  // NVVM for warp barriers around warp-private buffers and TF32 rounding,
+  // LLVM for scoped float-max atomics, NVGPU for tensor-core products.
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
     "::mlir::LLVM::LLVMDialect", "::mlir::NVVM::NVVMDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::mlir::vector::VectorDialect"
+    "::mlir::nvgpu::NVGPUDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
   ];
 }
 

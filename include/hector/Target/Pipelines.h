@@ -23,6 +23,9 @@ namespace hector {
 
 enum class Target { CPU, CUDA };
 
+/// CUDA: the arithmetic of GEMM products (htmpl-to-gpu's precision).
+enum class Precision { FP32, TF32 };
+
 /// IR stages in pipeline order. `GPU` (kernels outlined into gpu.module,
 /// host code launching them) exists for the CUDA target only.
 enum class Stage { HGraph, HTmpl, Loops, GPU, LLVM };
@@ -42,6 +45,9 @@ struct PipelineOptions {
   bool gpuTemplates = true;
   /// CUDA: htmpl-to-gpu's lanes-per-instance (0: chosen per traversal).
   int64_t traversalLanes = 0;
+  /// CUDA: fp32 FMAs everywhere, or TF32 tensor cores in the row-mode GEMMs
+  /// of the vector kernel (htmpl-to-gpu's precision).
+  Precision precision = Precision::FP32;
   /// Derive training entry points (`hgraph-autodiff`) before lowering, with
   /// this policy for what the forward saves for the backward.
   bool training = false;

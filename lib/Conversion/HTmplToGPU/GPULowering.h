@@ -96,8 +96,14 @@ mlir::LogicalResult checkGemm(htmpl::GemmOp op);
 /// traversal; see Traversal.h).
 mlir::LogicalResult checkTraversal(htmpl::TraversalOp op, int64_t lanes = 0);
 
+/// The arithmetic of row-mode GEMM products: fp32 FMAs (exact to fp32
+/// rounding), or TF32 tensor cores (inputs rounded to 10 mantissa bits,
+/// fp32 accumulation) where the vector kernel runs.
+enum class GemmPrecision { FP32, TF32 };
+
 /// Replace one (checked) instance by kernel launches before it.
-void lowerGemm(mlir::RewriterBase &rewriter, htmpl::GemmOp op);
+void lowerGemm(mlir::RewriterBase &rewriter, htmpl::GemmOp op,
+               GemmPrecision precision = GemmPrecision::FP32);
 void lowerTraversal(mlir::RewriterBase &rewriter, htmpl::TraversalOp op,
                     int64_t lanes = 0);
 

@@ -29,8 +29,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GPULowering.h"
+#include "Gemm.h"
 
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -39,17 +40,26 @@
 using namespace mlir;
 using namespace hector;
 using namespace hector::gpu;
+using namespace hector::gpu::gemm;
 using hector::htmpl::GemmOp;
+
+int64_t gemm::fitPowerOfTwo(int64_t size, int64_t floor) {
+  int64_t p = floor;
+  while (p < size)
+    p *= 2;
+  return p;
+}
+
+Value gemm::lessThan(OpBuilder &b, Location loc, Value x, Value bound) {
+  return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x,
+                                       bound);
+}
 
 namespace {
 /// Outer-product mode: the instance rows are split into about this many
 /// chunks (one block column each), so that the atomics of the partial tiles
 /// stay few while every SM gets work.
 constexpr int64_t kOuterProductChunks = 1024;
-/// Largest register block (outputs per thread).
-constexpr int64_t kMaxOutputsPerThread = 64;
-/// Shared memory a GEMM kernel may use (the default limit without opt-in).
-constexpr int64_t kMaxSharedBytes = 48 * 1024;
 /// Shared memory the staging of several k-tiles per barrier may grow to.
 constexpr int64_t kStagedBytes = 40 * 1024;
 /// At most this many k-tiles are staged per barrier.
@@ -89,24 +99,6 @@ Value weightOf(GemmOp op) {
 int64_t staticSize(Value weight, int64_t dim) {
   auto type = cast<MemRefType>(weight.getType());
   return type.isDynamicDim(dim) ? 0 : type.getDimSize(dim);
-}
-
-/// The thread-level shape of one kernel.
-struct Schedule {
-  int64_t tm = 0, tn = 0, td = 0; // block tile: rows, columns, depth
-  int64_t cm = 0, cn = 0;         // register block per thread
-  int64_t threadsN = 0;           // threads along the columns
-  int64_t threadsM = 0;           // threads along the rows
-  int64_t threads = 0;            // threads per block (launch_bounds)
-  int64_t active() const { return threadsM * threadsN; }
-};
-
-/// Largest power of two not below `size` (at least `floor`).
-int64_t fitPowerOfTwo(int64_t size, int64_t floor) {
-  int64_t p = floor;
-  while (p < size)
-    p *= 2;
-  return p;
 }
 
 /// The schedule of an instance, or a diagnostic when its knobs cannot be
@@ -207,11 +199,6 @@ Value andAll(OpBuilder &b, Location loc, ArrayRef<Value> conds) {
   for (Value c : conds)
     result = result ? b.createOrFold<arith::AndIOp>(loc, result, c) : c;
   return result;
-}
-
-Value lessThan(OpBuilder &b, Location loc, Value x, Value bound) {
-  return b.createOrFold<arith::CmpIOp>(loc, arith::CmpIPredicate::slt, x,
-                                       bound);
 }
 
 /// One staged element per (thread, slot): slot p covers element
@@ -776,7 +763,10 @@ void lowerOuterProductGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
 //    of the current one, so their latency overlaps the arithmetic;
 //  - the product reads A four depths at a time and B four columns at a time
 //    (16-byte shared loads: cm + 4 loads per 16 * cm multiply-adds).
-// The padding keeps every shared row 16-byte aligned.
+// The padding keeps every shared row 16-byte aligned. The product is a
+// TileProduct (Gemm.h): FmaProduct below, or with precision=tf32 the
+// tensor-core product of GemmTensorCore.cpp, which pads B differently and
+// stages an [N, K] weight column by column.
 
 /// The schedule of the vector kernel, or nullopt when the instance does not
 /// qualify (the general kernel then runs alone).
@@ -843,17 +833,131 @@ constexpr int64_t kVector = 4;
 
 VectorType vec4(Type element) { return VectorType::get({kVector}, element); }
 
-Value loadVector(OpBuilder &b, Location loc, Value memref, ValueRange at) {
+/// A vector of `width` elements at `at` (width-aligned: 16 bytes for 4
+/// floats).
+Value loadVector(OpBuilder &b, Location loc, Value memref, ValueRange at,
+                 int64_t width = kVector) {
   auto element = cast<MemRefType>(memref.getType()).getElementType();
-  return vector::LoadOp::create(b, loc, vec4(element), memref, at,
-                                /*nontemporal=*/false, llvm::Align(16));
+  return vector::LoadOp::create(
+      b, loc, VectorType::get({width}, element), memref, at,
+      /*nontemporal=*/false,
+      llvm::Align(width * element.getIntOrFloatBitWidth() / 8));
 }
 
 void storeVector(OpBuilder &b, Location loc, Value value, Value memref,
                  ValueRange at) {
-  vector::StoreOp::create(b, loc, value, memref, at, /*nontemporal=*/false,
-                          llvm::Align(16));
+  auto type = cast<VectorType>(value.getType());
+  vector::StoreOp::create(
+      b, loc, value, memref, at, /*nontemporal=*/false,
+      llvm::Align(type.getNumElements() *
+                  type.getElementType().getIntOrFloatBitWidth() / 8));
 }
+
+/// `value` with every element rounded to TF32 (cvt.rna.tf32.f32: 10
+/// mantissa bits, to nearest, ties away from zero), kept as f32 bits.
+Value roundToTF32(OpBuilder &b, Location loc, Value value) {
+  auto type = cast<VectorType>(value.getType());
+  SmallVector<Value> rounded;
+  for (int64_t e = 0; e < type.getNumElements(); ++e) {
+    Value x = vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{e});
+    auto tf32 = NVVM::ConvertFloatToTF32Op::create(
+        b, loc, b.getI32Type(), x, NVVM::FPRoundingMode::RNA,
+        NVVM::SaturationMode::NONE, /*relu=*/false);
+    rounded.push_back(
+        arith::BitcastOp::create(b, loc, type.getElementType(), tf32));
+  }
+  return vector::FromElementsOp::create(b, loc, type, rounded);
+}
+
+/// The fp32 product: each thread owns `cm` rows x 4 adjacent columns and
+/// reads A four depths at a time and B four columns at a time (16-byte
+/// shared loads: cm + 4 loads per 16 * cm multiply-adds).
+class FmaProduct final : public TileProduct {
+public:
+  using TileProduct::TileProduct;
+
+  SmallVector<MemRefType> tileTypes(Type element) const override {
+    return {workgroupType({s.tm, s.td + kVector}, element),
+            workgroupType({s.td, s.tn + kVector}, element)};
+  }
+
+  void setUp(OpBuilder &b, Location loc, Value thread) override {
+    threadRow =
+        arith::DivUIOp::create(b, loc, thread, constIndex(b, loc, s.threadsN));
+    threadCol =
+        arith::RemUIOp::create(b, loc, thread, constIndex(b, loc, s.threadsN));
+    active = s.active() == s.threads
+                 ? Value()
+                 : lessThan(b, loc, thread, constIndex(b, loc, s.active()));
+    VectorType vt = vec4(b.getF32Type());
+    zero = arith::ConstantOp::create(
+        b, loc, vt, DenseElementsAttr::get(vt, b.getZeroAttr(b.getF32Type())));
+  }
+
+  SmallVector<Value> initialAccumulators(OpBuilder &, Location) override {
+    return SmallVector<Value>(s.cm, zero);
+  }
+
+  // acc[i] += A[threadRow*cm + i][d] * B[d][threadCol*4 ..] over the tile.
+  SmallVector<Value> multiply(OpBuilder &b, Location loc, Value tileA,
+                              Value tileB, ValueRange acc) override {
+    auto body = [&](OpBuilder &b) {
+      SmallVector<Value> next(acc.begin(), acc.end());
+      Value firstRow =
+          arith::MulIOp::create(b, loc, threadRow, constIndex(b, loc, s.cm));
+      Value firstCol =
+          arith::MulIOp::create(b, loc, threadCol, constIndex(b, loc, kVector));
+      for (int64_t d0 = 0; d0 < s.td; d0 += kVector) {
+        SmallVector<Value> a, w4;
+        for (int64_t i = 0; i < s.cm; ++i)
+          a.push_back(loadVector(
+              b, loc, tileA,
+              {arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i)),
+               constIndex(b, loc, d0)}));
+        for (int64_t e = 0; e < kVector; ++e)
+          w4.push_back(loadVector(b, loc, tileB,
+                                  {constIndex(b, loc, d0 + e), firstCol}));
+        for (int64_t e = 0; e < kVector; ++e)
+          for (int64_t i = 0; i < s.cm; ++i) {
+            Value ai = vector::BroadcastOp::create(
+                b, loc, zero.getType(),
+                vector::ExtractOp::create(b, loc, a[i], ArrayRef<int64_t>{e}));
+            next[i] = vector::FMAOp::create(b, loc, ai, w4[e], next[i]);
+          }
+      }
+      return next;
+    };
+    if (!active)
+      return body(b);
+    auto ifOp = scf::IfOp::create(
+        b, loc, active,
+        [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, body(b)); },
+        [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, acc); });
+    return SmallVector<Value>(ifOp.getResults());
+  }
+
+  void emitEpilogue(OpBuilder &b, Location loc, Value rowBase, Value colBase,
+                    ValueRange acc, const RowEpilogue &epilogue) override {
+    Value firstRow = arith::AddIOp::create(
+        b, loc, rowBase,
+        arith::MulIOp::create(b, loc, threadRow, constIndex(b, loc, s.cm)));
+    Value col = arith::AddIOp::create(
+        b, loc, colBase,
+        arith::MulIOp::create(b, loc, threadCol, constIndex(b, loc, kVector)));
+    Value outCol = epilogue.outColumn(b, loc, col);
+    for (int64_t i = 0; i < s.cm; ++i) {
+      Value row =
+          arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
+      epilogue.store(b, loc, row, col, outCol, active, acc[i]);
+    }
+  }
+
+private:
+  Value threadRow; // first register row: threadRow * cm
+  Value threadCol; // first register column: threadCol * 4
+  Value active;    // the thread holds outputs (null: every thread)
+  Value zero;      // vector<4xf32> of zeros
+};
 
 /// One 16-byte chunk of a staged tile that a thread loads: its place in the
 /// tile and whether it holds data.
@@ -866,34 +970,24 @@ struct Chunk {
   Value valid;      // A: the row is inside the piece
 };
 
-void lowerRowGemmVector(OpBuilder &b, GemmOp op, const Schedule &s) {
+void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product) {
   Location loc = op.getLoc();
-  Value lhs = op.getLhs(), out = op.getOut(), weight = op.getRhs(),
-        segments = op.getSegments(), lhsRows = op.getLhsRows(),
-        outRows = op.getOutRows(), scale = op.getRowScale();
+  const Schedule &s = product.schedule();
+  Value lhs = op.getLhs(), weight = op.getRhs(), segments = op.getSegments(),
+        lhsRows = op.getLhsRows();
   Type element = cast<MemRefType>(lhs.getType()).getElementType();
   WeightLayout w = getWeightLayout(op);
   VectorType vt = vec4(element);
 
   Value c0 = constIndex(b, loc, 0);
   OpBuilder::InsertionGuard insertion(b);
-  RowLaunch r =
-      createRowLaunch(b, op, s,
-                      {workgroupType({s.tm, s.td + kVector}, element),
-                       workgroupType({s.td, s.tn + kVector}, element)});
+  RowLaunch r = createRowLaunch(b, op, s, product.tileTypes(element));
   Value thread = r.launch.thread, tileA = r.launch.shared[0],
         tileB = r.launch.shared[1];
-  Value threadRow =
-      arith::DivUIOp::create(b, loc, thread, constIndex(b, loc, s.threadsN));
-  Value threadCol =
-      arith::RemUIOp::create(b, loc, thread, constIndex(b, loc, s.threadsN));
+  product.setUp(b, loc, thread);
   Value head = r.head, rowBase = r.rowBase, rowEnd = r.rowEnd,
-        colBase = r.colBase, lhsColBase = r.lhsColBase,
-        outColBase = r.outColBase, kSize = r.kSize, nSize = r.nSize,
-        fullN = r.fullN;
-  Value active = s.active() == s.threads
-                     ? Value()
-                     : lessThan(b, loc, thread, constIndex(b, loc, s.active()));
+        colBase = r.colBase, lhsColBase = r.lhsColBase, kSize = r.kSize,
+        nSize = r.nSize;
   Value zeroVector = arith::ConstantOp::create(
       b, loc, vt, DenseElementsAttr::get(vt, b.getZeroAttr(element)));
 
@@ -1002,13 +1096,21 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, const Schedule &s) {
           return staged;
         };
         auto storeTile = [&](OpBuilder &b, ValueRange staged) {
+          auto stagedValue = [&](size_t p) {
+            return product.roundsToTF32() ? roundToTF32(b, loc, staged[p])
+                                          : staged[p];
+          };
           size_t p = 0;
           for (const Chunk &c : aChunks)
-            storeChunk(b, c, staged[p++], tileA, {c.row, c.depth});
+            storeChunk(b, c, stagedValue(p++), tileA, {c.row, c.depth});
           for (const Chunk &c : bChunks) {
-            Value v = staged[p++];
+            Value v = stagedValue(p++);
             if (!w.transposed) {
               storeChunk(b, c, v, tileB, {c.row, c.depth});
+              continue;
+            }
+            if (product.stagesWeightColumns()) {
+              storeChunk(b, c, v, tileB, {c.depth, c.row});
               continue;
             }
             // Four depths of one column: element stores.
@@ -1032,54 +1134,11 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, const Schedule &s) {
             store(b);
           }
         };
-        // acc[i] += A[threadRow*cm + i][d] * B[d][threadCol*4 ..] over the
-        // tile.
-        auto product = [&](OpBuilder &b, ValueRange acc) {
-          auto body = [&](OpBuilder &b) {
-            SmallVector<Value> next(acc.begin(), acc.end());
-            Value firstRow = arith::MulIOp::create(b, loc, threadRow,
-                                                   constIndex(b, loc, s.cm));
-            Value firstCol = arith::MulIOp::create(b, loc, threadCol,
-                                                   constIndex(b, loc, kVector));
-            for (int64_t d0 = 0; d0 < s.td; d0 += kVector) {
-              SmallVector<Value> a, w4;
-              for (int64_t i = 0; i < s.cm; ++i)
-                a.push_back(
-                    loadVector(b, loc, tileA,
-                               {arith::AddIOp::create(b, loc, firstRow,
-                                                      constIndex(b, loc, i)),
-                                constIndex(b, loc, d0)}));
-              for (int64_t e = 0; e < kVector; ++e)
-                w4.push_back(loadVector(
-                    b, loc, tileB, {constIndex(b, loc, d0 + e), firstCol}));
-              for (int64_t e = 0; e < kVector; ++e)
-                for (int64_t i = 0; i < s.cm; ++i) {
-                  Value ai = vector::BroadcastOp::create(
-                      b, loc, vt,
-                      vector::ExtractOp::create(b, loc, a[i],
-                                                ArrayRef<int64_t>{e}));
-                  next[i] = vector::FMAOp::create(b, loc, ai, w4[e], next[i]);
-                }
-            }
-            return next;
-          };
-          if (!active)
-            return body(b);
-          auto ifOp = scf::IfOp::create(
-              b, loc, active,
-              [&](OpBuilder &b, Location) {
-                scf::YieldOp::create(b, loc, body(b));
-              },
-              [&](OpBuilder &b, Location) {
-                scf::YieldOp::create(b, loc, acc);
-              });
-          return SmallVector<Value>(ifOp.getResults());
-        };
 
         // The k loop: store the staged tile, load the next one, multiply.
         SmallVector<Value> init = loadTile(b, c0);
         size_t numStaged = init.size();
-        init.append(s.cm, zeroVector);
+        llvm::append_range(init, product.initialAccumulators(b, loc));
         Value td = constIndex(b, loc, s.td);
         auto kLoop = scf::ForOp::create(
             b, loc, c0, kSize, td, init,
@@ -1087,7 +1146,6 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, const Schedule &s) {
               storeTile(b, args.take_front(numStaged));
               mlir::gpu::BarrierOp::create(b, loc);
               Value next = arith::AddIOp::create(b, loc, k0, td);
-              SmallVector<Type> stagedTypes(numStaged, vt);
               auto prefetch = scf::IfOp::create(
                   b, loc, lessThan(b, loc, next, kSize),
                   [&](OpBuilder &b, Location) {
@@ -1097,67 +1155,67 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, const Schedule &s) {
                     scf::YieldOp::create(
                         b, loc, SmallVector<Value>(numStaged, zeroVector));
                   });
-              SmallVector<Value> acc = product(b, args.drop_front(numStaged));
+              SmallVector<Value> acc = product.multiply(
+                  b, loc, tileA, tileB, args.drop_front(numStaged));
               mlir::gpu::BarrierOp::create(b, loc);
               SmallVector<Value> yield(prefetch.getResults());
               llvm::append_range(yield, acc);
               scf::YieldOp::create(b, loc, yield);
             });
 
-        // Epilogue: rows of this piece, 4 columns each.
-        Value firstRow = arith::AddIOp::create(
-            b, loc, rowBase,
-            arith::MulIOp::create(b, loc, threadRow, constIndex(b, loc, s.cm)));
-        Value col = arith::AddIOp::create(
-            b, loc, colBase,
-            arith::MulIOp::create(b, loc, threadCol,
-                                  constIndex(b, loc, kVector)));
-        Value outCol = arith::AddIOp::create(b, loc, outColBase, col);
-        for (int64_t i = 0; i < s.cm; ++i) {
-          Value row =
-              arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
-          SmallVector<Value> conds{
-              arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
-              lessThan(b, loc, row, hi), lessThan(b, loc, col, nSize)};
-          if (active)
-            conds.push_back(active);
-          auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
-                                        /*withElseRegion=*/false);
-          OpBuilder::InsertionGuard guard(b);
-          b.setInsertionPointToStart(ifOp.thenBlock());
-          Value value = kLoop.getResult(numStaged + i);
-          Value o = outRows ? loadIndex(b, loc, outRows, row) : row;
-          if (scale) {
-            SmallVector<Value> scales;
-            for (int64_t e = 0; e < kVector; ++e)
-              scales.push_back(
-                  rowScaleAt(b, loc, scale, fullN, row,
-                             arith::AddIOp::create(b, loc, outCol,
-                                                   constIndex(b, loc, e))));
-            value = arith::MulFOp::create(
-                b, loc, value,
-                vector::FromElementsOp::create(b, loc, vt, scales));
-          }
-          if (op.getAtomic()) {
-            for (int64_t e = 0; e < kVector; ++e)
-              memref::AtomicRMWOp::create(
-                  b, loc, arith::AtomicRMWKind::addf,
-                  vector::ExtractOp::create(b, loc, value,
-                                            ArrayRef<int64_t>{e}),
-                  out,
-                  ValueRange{o, arith::AddIOp::create(b, loc, outCol,
-                                                      constIndex(b, loc, e))});
-            continue;
-          }
-          if (op.getAccumulate())
-            value = arith::AddFOp::create(
-                b, loc, loadVector(b, loc, out, {o, outCol}), value);
-          storeVector(b, loc, value, out, {o, outCol});
-        }
+        RowEpilogue epilogue{op, lo, hi, nSize, r.fullN, r.outColBase};
+        product.emitEpilogue(b, loc, rowBase, colBase,
+                             kLoop.getResults().drop_front(numStaged),
+                             epilogue);
       });
 }
 
 } // namespace
+
+Value RowEpilogue::outColumn(OpBuilder &b, Location loc, Value col) const {
+  return arith::AddIOp::create(b, loc, outColBase, col);
+}
+
+void RowEpilogue::store(OpBuilder &b, Location loc, Value row, Value col,
+                        Value outCol, Value active, Value value) const {
+  SmallVector<Value> conds{
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
+      lessThan(b, loc, row, hi), lessThan(b, loc, col, nSize)};
+  if (active)
+    conds.push_back(active);
+  auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
+                                /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  auto type = cast<VectorType>(value.getType());
+  int64_t width = type.getNumElements();
+  GemmOp gemm = op;
+  Value out = gemm.getOut(), outRows = gemm.getOutRows(),
+        scale = gemm.getRowScale();
+  Value o = outRows ? loadIndex(b, loc, outRows, row) : row;
+  auto column = [&](int64_t e) {
+    return arith::AddIOp::create(b, loc, outCol, constIndex(b, loc, e));
+  };
+  if (scale) {
+    SmallVector<Value> scales;
+    for (int64_t e = 0; e < width; ++e)
+      scales.push_back(rowScaleAt(b, loc, scale, fullN, row, column(e)));
+    value = arith::MulFOp::create(
+        b, loc, value, vector::FromElementsOp::create(b, loc, type, scales));
+  }
+  if (gemm.getAtomic()) {
+    for (int64_t e = 0; e < width; ++e)
+      memref::AtomicRMWOp::create(
+          b, loc, arith::AtomicRMWKind::addf,
+          vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{e}), out,
+          ValueRange{o, column(e)});
+    return;
+  }
+  if (gemm.getAccumulate())
+    value = arith::AddFOp::create(
+        b, loc, loadVector(b, loc, out, {o, outCol}, width), value);
+  storeVector(b, loc, value, out, {o, outCol});
+}
 
 LogicalResult hector::gpu::checkGemm(GemmOp op) {
   if (op->getParentOfType<mlir::gpu::LaunchOp>() ||
@@ -1167,7 +1225,23 @@ LogicalResult hector::gpu::checkGemm(GemmOp op) {
   return getSchedule(op);
 }
 
-void hector::gpu::lowerGemm(RewriterBase &rewriter, GemmOp op) {
+/// The product of the vector kernel: tensor cores where asked for and the
+/// block can be tiled by warps, else FMAs.
+static std::unique_ptr<TileProduct>
+getVectorProduct(GemmOp op, const Schedule &s, GemmPrecision precision) {
+  if (precision == GemmPrecision::TF32) {
+    WeightLayout w = getWeightLayout(op);
+    Value weight = weightOf(op);
+    if (std::unique_ptr<TileProduct> product = createTensorCoreProduct(
+            op.getTile(), op.getLaunchBounds(), staticSize(weight, w.kDim),
+            staticSize(weight, w.nDim), w.transposed))
+      return product;
+  }
+  return std::make_unique<FmaProduct>(s);
+}
+
+void hector::gpu::lowerGemm(RewriterBase &rewriter, GemmOp op,
+                            GemmPrecision precision) {
   FailureOr<Schedule> schedule = getSchedule(op); // checked before
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -1184,7 +1258,7 @@ void hector::gpu::lowerGemm(RewriterBase &rewriter, GemmOp op) {
     auto ifOp = scf::IfOp::create(rewriter, loc, aligned,
                                   /*withElseRegion=*/true);
     rewriter.setInsertionPointToStart(ifOp.thenBlock());
-    lowerRowGemmVector(rewriter, op, *vector);
+    lowerRowGemmVector(rewriter, op, *getVectorProduct(op, *vector, precision));
     rewriter.setInsertionPointToStart(ifOp.elseBlock());
     lowerRowGemm(rewriter, op, *schedule);
   } else {

@@ -1,7 +1,8 @@
 //===- HTmplToGPU.cpp - htmpl instances to GPU kernels ----------*- C++ -*-===//
 //
 // The htmpl-to-gpu pass: every htmpl.gemm becomes a shared-memory tiled GEMM
-// launch (GemmToGPU.cpp) and every htmpl.traversal a launch that puts
+// launch (GemmToGPU.cpp; GemmTensorCore.cpp multiplies on tensor cores with
+// precision=tf32) and every htmpl.traversal a launch that puts
 // features on the lanes of a warp or instances on threads
 // (TraversalToGPU.cpp; TraversalPlan.cpp chooses the mapping, WarpBody.cpp
 // rewrites the body for the lanes). The launches sit in the host function
@@ -16,6 +17,9 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <optional>
 
 namespace hector {
 #define GEN_PASS_DEF_HTMPLTOGPU
@@ -36,6 +40,16 @@ struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
       module.emitError("htmpl-to-gpu: lanes-per-instance must be 0 or a power "
                        "of two from 1 to 32, got ")
           << lanes;
+      return signalPassFailure();
+    }
+    std::optional<hector::gpu::GemmPrecision> gemmPrecision =
+        llvm::StringSwitch<std::optional<hector::gpu::GemmPrecision>>(precision)
+            .Case("fp32", hector::gpu::GemmPrecision::FP32)
+            .Case("tf32", hector::gpu::GemmPrecision::TF32)
+            .Default(std::nullopt);
+    if (!gemmPrecision) {
+      module.emitError("htmpl-to-gpu: precision must be fp32 or tf32, got '")
+          << precision << "'";
       return signalPassFailure();
     }
     // Check everything first so that a failure leaves the IR untouched.
@@ -60,7 +74,7 @@ struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
     IRRewriter rewriter(&getContext());
     for (Operation *op : instances) {
       if (auto gemm = dyn_cast<htmpl::GemmOp>(op))
-        hector::gpu::lowerGemm(rewriter, gemm);
+        hector::gpu::lowerGemm(rewriter, gemm, *gemmPrecision);
       else
         hector::gpu::lowerTraversal(rewriter, cast<htmpl::TraversalOp>(op),
                                     lanes);

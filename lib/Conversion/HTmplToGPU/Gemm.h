@@ -1,0 +1,119 @@
+//===- Gemm.h - GEMM kernel internals ---------------------------*- C++ -*-===//
+//
+// Shared by the GEMM kernels of htmpl-to-gpu: GemmToGPU.cpp builds the
+// launches, the staging through shared memory and the epilogues;
+// GemmTensorCore.cpp the tensor-core product of the row-mode vector kernel.
+// The vector kernel stages its tiles the same way whatever multiplies them:
+// a TileProduct says how the threads multiply the staged tiles and which
+// results each thread holds (docs/gpu-templates.md, "GEMM").
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HECTOR_LIB_CONVERSION_HTMPLTOGPU_GEMM_H
+#define HECTOR_LIB_CONVERSION_HTMPLTOGPU_GEMM_H
+
+#include "GPULowering.h"
+
+#include <memory>
+
+namespace hector::gpu::gemm {
+
+/// Largest register block (outputs per thread).
+constexpr int64_t kMaxOutputsPerThread = 64;
+/// Shared memory a GEMM kernel may use (the default limit without opt-in).
+constexpr int64_t kMaxSharedBytes = 48 * 1024;
+
+/// The thread-level shape of one kernel.
+struct Schedule {
+  int64_t tm = 0, tn = 0, td = 0; // block tile: rows, columns, depth
+  int64_t cm = 0, cn = 0;         // register block per thread
+  int64_t threadsN = 0;           // threads along the columns
+  int64_t threadsM = 0;           // threads along the rows
+  int64_t threads = 0;            // threads per block (launch_bounds)
+  int64_t active() const { return threadsM * threadsN; }
+};
+
+/// Largest power of two not below `size` (at least `floor`).
+int64_t fitPowerOfTwo(int64_t size, int64_t floor);
+
+mlir::Value lessThan(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
+                     mlir::Value bound);
+
+/// The epilogue of a row-mode vector kernel on one segment piece: where a
+/// thread's results go once the reduction is done.
+struct RowEpilogue {
+  htmpl::GemmOp op;
+  mlir::Value lo, hi;       // the piece's instance rows
+  mlir::Value nSize, fullN; // columns of a head, of all heads
+  mlir::Value outColBase;   // first output column of the block's head
+
+  /// The output column of the block's column `col`.
+  mlir::Value outColumn(mlir::OpBuilder &b, mlir::Location loc,
+                        mlir::Value col) const;
+  /// Writes `value`, a vector of the results of instance row `row` at the
+  /// block's columns col, col + 1, ... (output columns outCol, ...): row
+  /// scale, scatter and store, accumulate or atomic add. Nothing is written
+  /// when the row is outside the piece, `col` is not below N or `active`
+  /// (null: always) is false. Vectors start on a multiple of their width.
+  void store(mlir::OpBuilder &b, mlir::Location loc, mlir::Value row,
+             mlir::Value col, mlir::Value outCol, mlir::Value active,
+             mlir::Value value) const;
+};
+
+/// How the threads of the row-mode vector kernel multiply its staged tiles.
+/// The kernel stages A as [tm][td + 4] (rows of the gathered lhs, row-major)
+/// and B as [td][tn + pad], or as [tn][td + pad] when the product asks for
+/// it and the weight is stored [N, K]; it calls setUp once at the top of
+/// the kernel, multiply once per staged k-tile and emitEpilogue once per
+/// segment piece.
+class TileProduct {
+public:
+  explicit TileProduct(const Schedule &s) : s(s) {}
+  virtual ~TileProduct() = default;
+
+  /// The block tile the kernel stages (tm, tn, td) and its threads.
+  const Schedule &schedule() const { return s; }
+  /// The shared tiles A and B.
+  virtual llvm::SmallVector<mlir::MemRefType>
+  tileTypes(mlir::Type element) const = 0;
+  /// Whether a weight stored [N, K] is staged column by column,
+  /// [tn][td + pad] (16-byte stores), instead of transposed into
+  /// [td][tn + pad].
+  virtual bool stagesWeightColumns() const { return false; }
+  /// Whether staged values are rounded to TF32 (round to nearest, ties
+  /// away from zero) on their way to shared memory.
+  virtual bool roundsToTF32() const { return false; }
+
+  /// Computes the thread's coordinates from its id in the block.
+  virtual void setUp(mlir::OpBuilder &b, mlir::Location loc,
+                     mlir::Value thread) = 0;
+  /// The zero accumulators of a segment piece.
+  virtual llvm::SmallVector<mlir::Value>
+  initialAccumulators(mlir::OpBuilder &b, mlir::Location loc) = 0;
+  /// acc += A · B over the staged k-tile (block-uniform control flow).
+  virtual llvm::SmallVector<mlir::Value>
+  multiply(mlir::OpBuilder &b, mlir::Location loc, mlir::Value tileA,
+           mlir::Value tileB, mlir::ValueRange acc) = 0;
+  /// Hands every result vector of the thread to `epilogue`, with its
+  /// instance row and block column (the block's tile starts at row
+  /// `rowBase` and column `colBase`).
+  virtual void emitEpilogue(mlir::OpBuilder &b, mlir::Location loc,
+                            mlir::Value rowBase, mlir::Value colBase,
+                            mlir::ValueRange acc,
+                            const RowEpilogue &epilogue) = 0;
+
+protected:
+  Schedule s;
+};
+
+/// The TF32 tensor-core product (nvgpu.mma.sync) of a row-mode GEMM whose
+/// weight block is `k` x `n` (static multiples of 4; `transposedWeight`:
+/// stored [N, K]), for the instance's tile and launch bounds; null when its
+/// warps cannot tile the block (the FMA product is then used).
+std::unique_ptr<TileProduct>
+createTensorCoreProduct(llvm::ArrayRef<int64_t> tile, int64_t threads,
+                        int64_t k, int64_t n, bool transposedWeight);
+
+} // namespace hector::gpu::gemm
+
+#endif // HECTOR_LIB_CONVERSION_HTMPLTOGPU_GEMM_H
