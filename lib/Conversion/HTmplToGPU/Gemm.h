@@ -39,6 +39,15 @@ int64_t fitPowerOfTwo(int64_t size, int64_t floor);
 mlir::Value lessThan(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x,
                      mlir::Value bound);
 
+/// The accumulators `body` computes where `active` holds (null: for every
+/// thread), `acc` unchanged elsewhere: threads (or whole warps) beyond a
+/// small tile skip the product of a k-tile.
+llvm::SmallVector<mlir::Value> updateWhere(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value active,
+    mlir::ValueRange acc,
+    llvm::function_ref<llvm::SmallVector<mlir::Value>(mlir::OpBuilder &)>
+        body);
+
 /// The epilogue of a row-mode vector kernel on one segment piece: where a
 /// thread's results go once the reduction is done.
 struct RowEpilogue {
@@ -50,6 +59,10 @@ struct RowEpilogue {
   /// The output column of the block's column `col`.
   mlir::Value outColumn(mlir::OpBuilder &b, mlir::Location loc,
                         mlir::Value col) const;
+  /// Whether instance row `row` is in the piece, block column `col` below N
+  /// and `active` (null: always) true: the result is then written.
+  mlir::Value writes(mlir::OpBuilder &b, mlir::Location loc, mlir::Value row,
+                     mlir::Value col, mlir::Value active) const;
   /// Writes `value`, a vector of the results of instance row `row` at the
   /// block's columns col, col + 1, ... (output columns outCol, ...): row
   /// scale, scatter and store, accumulate or atomic add. Nothing is written

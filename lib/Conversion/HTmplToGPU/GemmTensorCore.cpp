@@ -178,14 +178,8 @@ public:
       }
       return next;
     };
-    if (!active)
-      return body(b);
     // Warp-uniform: whole warps skip, so mma.sync never sees a partial warp.
-    auto ifOp = scf::IfOp::create(
-        b, loc, active,
-        [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, body(b)); },
-        [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, acc); });
-    return SmallVector<Value>(ifOp.getResults());
+    return updateWhere(b, loc, active, acc, body);
   }
 
   void emitEpilogue(OpBuilder &b, Location loc, Value rowBase, Value colBase,

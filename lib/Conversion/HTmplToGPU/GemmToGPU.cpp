@@ -55,6 +55,18 @@ Value gemm::lessThan(OpBuilder &b, Location loc, Value x, Value bound) {
                                        bound);
 }
 
+SmallVector<Value>
+gemm::updateWhere(OpBuilder &b, Location loc, Value active, ValueRange acc,
+                  function_ref<SmallVector<Value>(OpBuilder &)> body) {
+  if (!active)
+    return body(b);
+  auto ifOp = scf::IfOp::create(
+      b, loc, active,
+      [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, body(b)); },
+      [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, acc); });
+  return SmallVector<Value>(ifOp.getResults());
+}
+
 namespace {
 /// Outer-product mode: the instance rows are split into about this many
 /// chunks (one block column each), so that the atomics of the partial tiles
@@ -274,18 +286,13 @@ SmallVector<Value> emitTileProduct(OpBuilder &b, Location loc, const Kernel &k,
                   contract));
           scf::YieldOp::create(b, loc, next);
         });
-    return loop.getResults();
+    return SmallVector<Value>(loop.getResults());
   };
-  if (s.active() == s.threads)
-    return body(b);
-  Value active = lessThan(b, loc, k.thread, constIndex(b, loc, s.active()));
-  auto ifOp = scf::IfOp::create(
-      b, loc, active,
-      [&](OpBuilder &b, Location loc) {
-        scf::YieldOp::create(b, loc, body(b));
-      },
-      [&](OpBuilder &b, Location loc) { scf::YieldOp::create(b, loc, acc); });
-  return ifOp.getResults();
+  Value active =
+      s.active() == s.threads
+          ? Value()
+          : lessThan(b, loc, k.thread, constIndex(b, loc, s.active()));
+  return updateWhere(b, loc, active, acc, body);
 }
 
 /// Runs `piece(t, lo, hi)` for every non-empty intersection of the rows
@@ -547,6 +554,7 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
 
         // Epilogue: every register of an active thread that maps to a row of
         // this piece and an existing column.
+        RowEpilogue piece{op, lo, hi, nSize, fullN, outColBase};
         Value active =
             s.active() == s.threads
                 ? Value()
@@ -563,18 +571,13 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
                 b, loc, colBase,
                 arith::AddIOp::create(b, loc, k.threadCol,
                                       constIndex(b, loc, j * s.threadsN)));
-            SmallVector<Value> conds{
-                arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo,
-                                      row),
-                lessThan(b, loc, row, hi), lessThan(b, loc, col, nSize)};
-            if (active)
-              conds.push_back(active);
-            auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
-                                          /*withElseRegion=*/false);
+            auto ifOp =
+                scf::IfOp::create(b, loc, piece.writes(b, loc, row, col, active),
+                                  /*withElseRegion=*/false);
             OpBuilder::InsertionGuard guard(b);
             b.setInsertionPointToStart(ifOp.thenBlock());
             Value value = kLoop.getResult(i * s.cn + j);
-            Value outCol = arith::AddIOp::create(b, loc, outColBase, col);
+            Value outCol = piece.outColumn(b, loc, col);
             if (scale)
               value = arith::MulFOp::create(
                   b, loc, value, rowScaleAt(b, loc, scale, fullN, row, outCol));
@@ -927,13 +930,7 @@ public:
       }
       return next;
     };
-    if (!active)
-      return body(b);
-    auto ifOp = scf::IfOp::create(
-        b, loc, active,
-        [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, body(b)); },
-        [&](OpBuilder &b, Location) { scf::YieldOp::create(b, loc, acc); });
-    return SmallVector<Value>(ifOp.getResults());
+    return updateWhere(b, loc, active, acc, body);
   }
 
   void emitEpilogue(OpBuilder &b, Location loc, Value rowBase, Value colBase,
@@ -1176,14 +1173,19 @@ Value RowEpilogue::outColumn(OpBuilder &b, Location loc, Value col) const {
   return arith::AddIOp::create(b, loc, outColBase, col);
 }
 
-void RowEpilogue::store(OpBuilder &b, Location loc, Value row, Value col,
-                        Value outCol, Value active, Value value) const {
+Value RowEpilogue::writes(OpBuilder &b, Location loc, Value row, Value col,
+                         Value active) const {
   SmallVector<Value> conds{
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
       lessThan(b, loc, row, hi), lessThan(b, loc, col, nSize)};
   if (active)
     conds.push_back(active);
-  auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
+  return andAll(b, loc, conds);
+}
+
+void RowEpilogue::store(OpBuilder &b, Location loc, Value row, Value col,
+                        Value outCol, Value active, Value value) const {
+  auto ifOp = scf::IfOp::create(b, loc, writes(b, loc, row, col, active),
                                 /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
