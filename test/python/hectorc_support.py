@@ -3,6 +3,7 @@ with hectorc, for tests."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 
@@ -31,6 +32,18 @@ def tool(name: str) -> str:
 
 def hectorc() -> str:
     return tool("hectorc")
+
+
+@contextlib.contextmanager
+def compile_cache_in(directory):
+    """hector.compile (and hector.nn) compile into `directory`, with the
+    built hectorc, inside the block."""
+    from hector import compiler
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv(compiler.CACHE_ENV, str(directory))
+        mp.setenv(compiler.BUILD_DIR_ENV, os.path.dirname(os.path.dirname(hectorc())))
+        yield
 
 
 def build(directory, source: str, *options: str, name: str = "libmodel.so") -> str:

@@ -10,8 +10,6 @@ Backward tests build the layers' training libraries with `hectorc
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
@@ -21,7 +19,7 @@ import hector.nn as hnn  # noqa: E402
 from hector import compiler  # noqa: E402
 from hector.autograd import TrainingNotAvailable  # noqa: E402
 from hector.graph import GraphInputError  # noqa: E402
-from hectorc_support import hectorc  # noqa: E402
+from hectorc_support import compile_cache_in, hectorc  # noqa: E402
 from model_cases import GRAPHS  # noqa: E402
 from reference import models_numpy, models_torch  # noqa: E402
 
@@ -32,9 +30,7 @@ pytestmark = pytest.mark.filterwarnings(r"ignore:scatter_reduce\(\) is in beta")
 @pytest.fixture(scope="module", autouse=True)
 def cache(tmp_path_factory):
     """Every layer compiles into one cache for this module, with the built hectorc."""
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(compiler.CACHE_ENV, str(tmp_path_factory.mktemp("hector-cache")))
-        mp.setenv(compiler.BUILD_DIR_ENV, os.path.dirname(os.path.dirname(hectorc())))
+    with compile_cache_in(tmp_path_factory.mktemp("hector-cache")):
         yield
 
 

@@ -12,16 +12,13 @@ written from BRIEF.md §4 (test/reference).
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 
 torch = pytest.importorskip("torch")
 
 import hector.nn as hnn  # noqa: E402
-from hector import compiler  # noqa: E402
-from hectorc_support import hectorc  # noqa: E402
+from hectorc_support import compile_cache_in  # noqa: E402
 from reference import models_numpy  # noqa: E402
 
 TOL = 1e-5
@@ -30,9 +27,7 @@ N, E, R = 40, 300, 4
 
 @pytest.fixture(scope="module", autouse=True)
 def cache(tmp_path_factory):
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv(compiler.CACHE_ENV, str(tmp_path_factory.mktemp("hector-cache")))
-        mp.setenv(compiler.BUILD_DIR_ENV, os.path.dirname(os.path.dirname(hectorc())))
+    with compile_cache_in(tmp_path_factory.mktemp("hector-cache")):
         yield
 
 
