@@ -108,6 +108,23 @@ hgraph.func @reordered_attention(%g: !hgraph.graph, %h: !hgraph.node<4xf32> {hgr
 
 // -----
 
+// The product of a matrix and a vector cut into 2 head blocks (linear
+// reordering of RGAT with 2 heads): R = W · b heads 2 ([4, 2]); its gradient
+// dR is the weight gradient of the typed linear map, dW = dR ⊗ b heads 2
+// (weight_outer), db = dR · W heads 2.
+// CHECK-LABEL: hgraph.func @head_blocks_bwd
+// CHECK: %[[WB:.*]] = hgraph.weight_product %{{.*}}, %{{.*}} heads 2 : !hgraph.weight<edge, 4x4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4x2xf32>
+// CHECK: %[[DR:.*]] = hgraph.weight_grad %{{.*}} from dst, %{{.*}} : !hgraph.node<4xf32>, !hgraph.edge<2xf32, heads = 2> -> !hgraph.weight<edge, 4x2xf32>
+// CHECK-DAG: hgraph.weight_outer %[[DR]], %{{.*}} heads 2 : !hgraph.weight<edge, 4x2xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4x4xf32>
+// CHECK-DAG: hgraph.weight_product %[[DR]], %{{.*}} heads 2 : !hgraph.weight<edge, 4x2xf32>, !hgraph.weight<edge, 4x4xf32> -> !hgraph.weight<edge, 4xf32>
+hgraph.func @head_blocks(%g: !hgraph.graph, %h: !hgraph.node<4xf32> {hgraph.name = "h"}, %W: !hgraph.weight<edge, 4x4xf32> {hgraph.name = "W"}, %b: !hgraph.weight<edge, 4xf32> {hgraph.name = "b"}) -> !hgraph.edge<2xf32, heads = 2> {
+  %wb = hgraph.weight_product %W, %b heads 2 : !hgraph.weight<edge, 4x4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4x2xf32>
+  %s = hgraph.typed_linear %wb, %h from dst : !hgraph.weight<edge, 4x2xf32>, !hgraph.node<4xf32> -> !hgraph.edge<2xf32, heads = 2>
+  hgraph.return %s : !hgraph.edge<2xf32, heads = 2>
+}
+
+// -----
+
 // A row vector times a matrix: R = a · W, da = W · dR, dW = a ⊗ dR.
 // CHECK-LABEL: hgraph.func @row_times_matrix_bwd
 // CHECK: %[[DR:.*]] = hgraph.type_sum

@@ -68,7 +68,8 @@ hgraph.func @per_head(%g: !hgraph.graph, %h: !hgraph.node<16xf32, heads = 2>,
 // -----
 
 // A matrix weight with 2 heads: head k of the dot would need all of h, so
-// the rewrite is not exact and never fires, whatever the cost.
+// dot(x, W·b) is not exact; rows of two heads are not the one-head rows of
+// the head-block rule (next case) either: nothing fires, whatever the cost.
 
 // CHECK-LABEL: hgraph.func @mixed_heads
 // CHECK-NOT: hgraph.weight_product
@@ -80,6 +81,46 @@ hgraph.func @mixed_heads(%g: !hgraph.graph, %h: !hgraph.node<16xf32, heads = 2>,
   %bv = hgraph.typed_vector %b : !hgraph.weight<edge, 16xf32> -> !hgraph.edge<16xf32, heads = 2>
   %s = hgraph.dot %zt, %bv : !hgraph.edge<16xf32, heads = 2> -> !hgraph.edge<2xf32, heads = 2>
   hgraph.return %s : !hgraph.edge<2xf32, heads = 2>
+}
+
+// -----
+
+// RGAT with 2 heads and a full matrix W: head k of b·(W h_t) is
+// h_t·(W[:, block k]·b[block k]), so the dst side becomes one typed linear
+// map with the [16, 2] weight W·b cut into heads (R·16·16 multiply-adds once
+// instead of E·16·16). The src side keeps its GEMM, shared with the message.
+
+// CHECK-LABEL: hgraph.func @head_blocks
+// CHECK-SAME: %[[H:[^:]*]]: !hgraph.node<16xf32>, %[[W:[^:]*]]: !hgraph.weight<edge, 16x16xf32>, %[[A:[^:]*]]: !hgraph.weight<edge, 16xf32>, %[[B:[^:]*]]: !hgraph.weight<edge, 16xf32>
+// CHECK: %[[Z:.*]] = hgraph.typed_linear %[[W]], %[[H]] from src
+// CHECK: hgraph.dot %[[Z]], %{{.*}} : !hgraph.edge<16xf32, heads = 2> -> !hgraph.edge<2xf32, heads = 2>
+// CHECK: %[[WB:.*]] = hgraph.weight_product %[[W]], %[[B]] heads 2 : !hgraph.weight<edge, 16x16xf32>, !hgraph.weight<edge, 16xf32> -> !hgraph.weight<edge, 16x2xf32>
+// CHECK: %[[SB:.*]] = hgraph.typed_linear %[[WB]], %[[H]] from dst : !hgraph.weight<edge, 16x2xf32>, !hgraph.node<16xf32> -> !hgraph.edge<2xf32, heads = 2>
+// CHECK-NOT: hgraph.typed_linear %[[W]], %[[H]] from dst
+// CHECK: hgraph.add %{{.*}}, %[[SB]]
+
+// Autodiff has the rule for this product (weight_outer and weight_product
+// with heads): it fires before autodiff too.
+// DIFF-LABEL: hgraph.func @head_blocks
+// DIFF: hgraph.weight_product %{{.*}}, %{{.*}} heads 2 : !hgraph.weight<edge, 16x16xf32>, !hgraph.weight<edge, 16xf32> -> !hgraph.weight<edge, 16x2xf32>
+// DIFF-NEXT: hgraph.typed_linear %{{.*}} from dst : !hgraph.weight<edge, 16x2xf32>
+
+// Forced, the src side is rewritten too, next to the message's GEMM.
+// FORCE-LABEL: hgraph.func @head_blocks
+// FORCE-COUNT-2: hgraph.weight_product {{.*}} heads 2
+hgraph.func @head_blocks(%g: !hgraph.graph, %h: !hgraph.node<16xf32>,
+                         %W: !hgraph.weight<edge, 16x16xf32>, %a: !hgraph.weight<edge, 16xf32>, %b: !hgraph.weight<edge, 16xf32>) -> !hgraph.node<16xf32, heads = 2> {
+  %z = hgraph.typed_linear %W, %h from src : !hgraph.weight<edge, 16x16xf32>, !hgraph.node<16xf32> -> !hgraph.edge<16xf32, heads = 2>
+  %zt = hgraph.typed_linear %W, %h from dst : !hgraph.weight<edge, 16x16xf32>, !hgraph.node<16xf32> -> !hgraph.edge<16xf32, heads = 2>
+  %av = hgraph.typed_vector %a : !hgraph.weight<edge, 16xf32> -> !hgraph.edge<16xf32, heads = 2>
+  %bv = hgraph.typed_vector %b : !hgraph.weight<edge, 16xf32> -> !hgraph.edge<16xf32, heads = 2>
+  %sa = hgraph.dot %z, %av : !hgraph.edge<16xf32, heads = 2> -> !hgraph.edge<2xf32, heads = 2>
+  %sb = hgraph.dot %zt, %bv : !hgraph.edge<16xf32, heads = 2> -> !hgraph.edge<2xf32, heads = 2>
+  %sum = hgraph.add %sa, %sb : !hgraph.edge<2xf32, heads = 2>
+  %alpha = hgraph.edge_softmax %sum : !hgraph.edge<2xf32, heads = 2>
+  %msg = hgraph.scale %alpha, %z : !hgraph.edge<2xf32, heads = 2>, !hgraph.edge<16xf32, heads = 2> -> !hgraph.edge<16xf32, heads = 2>
+  %out = hgraph.aggregate sum %msg : !hgraph.edge<16xf32, heads = 2> -> !hgraph.node<16xf32, heads = 2>
+  hgraph.return %out : !hgraph.node<16xf32, heads = 2>
 }
 
 // -----

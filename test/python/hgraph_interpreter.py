@@ -275,7 +275,7 @@ def _parse_op(line: str) -> Op:
         elif word in ("alpha", "by"):
             attrs[word] = float(words[i + 1])
             i += 2
-        elif word == "offset":
+        elif word in ("offset", "heads"):
             attrs[word] = int(words[i + 1])
             i += 2
         elif word == "transpose":
@@ -506,6 +506,41 @@ def _weight_product(a, atype: Weight, b, btype: Weight, rtype: Weight, graph: Gr
     return out[0] if rtype.index == "single" else out
 
 
+def _head_columns(u, n: int):
+    """[k, m, H] -> [k, m, n]: column j reads column head(j) = j // (n / H)."""
+    return np.repeat(u, n // u.shape[2], axis=2)
+
+
+def _per_type(xs, types):
+    """The operands with a leading type axis (a single weight gets one)."""
+    if len({t.index for t in types}) != 1:
+        raise NotImplementedError("'heads' products of weights indexed differently")
+    return [x[None] if t.index == "single" else x for x, t in zip(xs, types)]
+
+
+def _head_product(xs, types, rtype: Weight):
+    """weight_product with `heads H`: [m, n] · v[n] -> [m, H], R[i][h] = sum over
+    head block h of A[i][j] v[j]; or [m, H] · A[m, n] -> [n], R[j] = sum_i
+    U[i][head(j)] A[i][j]."""
+    a, b = _per_type(xs, types)
+    if types[1].is_vector:
+        heads = rtype.shape[1]
+        k, m, n = a.shape
+        out = (a * b[:, None, :]).reshape(k, m, heads, n // heads).sum(axis=3)
+    else:
+        out = (_head_columns(a, b.shape[2]) * b).sum(axis=1)
+    return out[0] if rtype.index == "single" else out
+
+
+def _head_product_vjp(xs, types, dy) -> list:
+    """Gradients of R = A · v cut into heads, R[i][h] = sum_{head(j)=h} A[i][j] v[j]:
+    dA[i][j] = dR[i][head(j)] v[j], dv[j] = sum_i dR[i][head(j)] A[i][j]."""
+    (a, v), single = _per_type(xs, types), types[0].index == "single"
+    d = _head_columns(dy[None] if single else dy, v.shape[1])
+    grads = [d * v[:, None, :], (d * a).sum(axis=1)]
+    return [g[0] for g in grads] if single else grads
+
+
 def _weight_product_vjp(xs, types, rtype: Weight, dy, graph: Graph) -> list:
     """Gradients of R = A · B as matrices (dA = dR · Bᵀ, dB = Aᵀ · dR), each
     back in its operand's layout: a vector flattened, a per-head slice's
@@ -619,10 +654,15 @@ def _forward(op: Op, xs: list, graph: Graph, dtype):
     if name == "weight_grad":
         return _linear_weight_grad(xs[0], xs[1], t, graph, a["from"], False, dtype)
     if name == "weight_product":
+        if "heads" in a:
+            return _head_product(xs, op.operand_types, t)
         return _weight_product(xs[0], op.operand_types[0], xs[1], op.operand_types[1], t,
                                graph, a.get("node_of"))
     if name == "weight_outer":
         u, v = (x if t.index != "single" else x[None] for x in xs)
+        if "heads" in a:   # u[k, m, H]: R[i][j] = u[i][head(j)] v[j]
+            out = _head_columns(u, v.shape[1]) * v[:, None, :]
+            return out[0] if t.index == "single" else out
         return _from_matrices(u[:, :, None] * v[:, None, :], t)
     if name == "aggregate":
         return _aggregate(xs[0], graph, a["kind"], a.get("to", "dst"))
@@ -781,6 +821,10 @@ def _backward(op: Op, xs: list, y, dy, graph: Graph, dtype) -> list:
             ds = ds.sum(axis=1, keepdims=True)
         return [ds, dx]
     if name == "weight_product":
+        if "heads" in op.attrs:
+            if not op.operand_types[1].is_vector:
+                raise NotImplementedError("no gradient of the 'heads' product of two matrices")
+            return _head_product_vjp(xs, op.operand_types, dy)
         return _weight_product_vjp(xs, op.operand_types, op.result_type, dy, graph)
     if name == "concat":
         h = op.result_type.heads

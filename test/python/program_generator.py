@@ -10,7 +10,8 @@ typed vectors, gathers, aggregations (sum, mean, max; to dst and to src),
 edge softmax, dot, scale, concat, slice, element-wise math, relation and
 degree norms, zeros, and in forward-only programs the ops autodiff cannot
 differentiate (equal, leaky_relu_grad, weight_grad, type_sum, weight_outer,
-weight_products other than a matrix times a vector indexed alike) and
+weight_products other than a matrix times a vector indexed alike, with or
+without `heads`) and
 compact edge-wise arguments and results. Each runs on
 random graphs with the edge cases that break kernels: edge types and node
 types without edges or nodes, isolated nodes, self-loops, duplicate edges, a
@@ -182,6 +183,8 @@ class _Builder:
                 return self.weight_outer(type_)
             if not self.training or type_.is_vector:
                 return self.weight_product(type_)
+            if not type_.is_per_head and type_.shape[1] > 1 and self.chance(0.4):
+                return self.head_product(type_, type_.shape[1])
         return self.new_arg(type_, "W")
 
     # -- ops
@@ -212,6 +215,9 @@ class _Builder:
     def weight_product(self, want: Weight) -> Value:
         """R = A · B with R of type `want` (in training programs: a matrix
         and a vector indexed alike)."""
+        heads = self.head_count(want)
+        if heads:
+            return self.head_product(want, heads)
         kinds = [(want.index, want.index), ("single", want.index), (want.index, "single")]
         ai, bi = self.choice(kinds[:1] if self.training else kinds)
         if want.is_vector:
@@ -233,8 +239,42 @@ class _Builder:
         return self.emit("weight_product", f"%{a.ssa}, %{b.ssa}",
                          f"{a.type.text()}, {b.type.text()} -> {want.text()}", want, [a, b])
 
+    def head_count(self, want: Weight) -> int:
+        """Sometimes (0 otherwise) a head count H for a `heads H` product giving
+        `want`: a matrix [m, H] (matrix · vector cut into H blocks) or, in forward
+        programs, a vector [n] with H dividing n (that product's gradient)."""
+        if want.is_per_head or not self.chance(0.3):
+            return 0
+        if not want.is_vector:
+            return want.shape[1] if want.shape[1] > 1 else 0
+        divisors = [h for h in (2, 3, 4) if want.shape[0] % h == 0]
+        return self.choice(divisors) if divisors and not self.training else 0
+
+    def head_product(self, want: Weight, heads: int) -> Value:
+        """weight_product ... heads H: [m, n] · [n] -> [m, H] (want a matrix) or
+        [m, H] · [m, n] -> [n] (want a vector), operands indexed like `want`."""
+        if want.is_vector:
+            m, (n,) = self.choice(WIDTHS), want.shape
+            a_shape, b_shape = (m, heads), (m, n)
+        else:
+            m, n = want.shape[0], heads * self.choice([1, 2, 3])
+            a_shape, b_shape = (m, n), (n,)
+        a = self.new_arg(Weight(want.index, a_shape), "W")
+        b = self.new_arg(Weight(want.index, b_shape), "W")
+        return self.emit("weight_product", f"%{a.ssa}, %{b.ssa} heads {heads}",
+                         f"{a.type.text()}, {b.type.text()} -> {want.text()}", want, [a, b])
+
     def weight_outer(self, want: Weight) -> Value:
-        """R = u ⊗ v with R a matrix or per-head weight (forward programs)."""
+        """R = u ⊗ v with R a matrix or per-head weight (forward programs); for
+        a matrix [m, n] sometimes u[m, H] ⊗ v[n] cut into H head blocks."""
+        divisors = [h for h in (2, 3, 4) if not want.is_per_head and want.shape[1] % h == 0]
+        if divisors and self.chance(0.3):
+            heads = self.choice(divisors)
+            m, n = want.shape
+            u = self.new_arg(Weight(want.index, (m, heads)), "W")
+            v = self.new_arg(Weight(want.index, (n,)), "W")
+            return self.emit("weight_outer", f"%{u.ssa}, %{v.ssa} heads {heads}",
+                             f"{u.type.text()}, {v.type.text()} -> {want.text()}", want, [u, v])
         if want.is_per_head:
             h, a, b = want.shape
             m, n = h * a, h * b

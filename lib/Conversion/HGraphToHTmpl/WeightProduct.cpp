@@ -12,7 +12,9 @@
 // Slices are addressed as the dense matrices they stand for: a vector is a
 // row on the left and a column on the right, a per-head slice [H, a, b] the
 // block-diagonal [H·a, H·b] matrix, so the inner sum of an element runs over
-// one head block only.
+// one head block only. A product with `heads H` sums over one head block of
+// its vector (or reads its left matrix at the head of the element), and so
+// does the outer product with `heads H`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -221,6 +223,24 @@ LogicalResult hector::lowering::lowerWeightProduct(
     begin = arith::MulIOp::create(b, loc, head, constIndex(b, loc, block[1]));
     length = constIndex(b, loc, block[1]);
   }
+  // With `heads`, the blocked factor's head blocks: R[i][h] sums over block
+  // h of the vector; R[j] (the vector's gradient) over all rows i, reading
+  // the left matrix at column head(j) (`lhsByColumn`).
+  bool lhsByColumn = false;
+  if (std::optional<uint64_t> heads = op.getHeads()) {
+    ArrayRef<int64_t> blocked = rhs.type.getShape();
+    Value block = constIndex(
+        b, loc, blocked.back() / static_cast<int64_t>(*heads));
+    if (rhs.type.isVector()) {
+      begin = arith::MulIOp::create(b, loc, col, block);
+      length = block;
+    } else {
+      col = element[0];
+      row = arith::DivUIOp::create(b, loc, col, block);
+      length = constIndex(b, loc, lhs.rows());
+      lhsByColumn = true;
+    }
+  }
   Value end = arith::AddIOp::create(b, loc, begin, length);
 
   // A slice selected through an edge type's endpoint node type is only right
@@ -245,7 +265,8 @@ LogicalResult hector::lowering::lowerWeightProduct(
   auto sum = scf::ForOp::create(
       b, loc, begin, end, one, ValueRange{init},
       [&](OpBuilder &inner, Location, Value l, ValueRange acc) {
-        Value a = lhs.load(inner, loc, lhsSlice, row, l);
+        Value a = lhsByColumn ? lhs.load(inner, loc, lhsSlice, l, row)
+                              : lhs.load(inner, loc, lhsSlice, row, l);
         Value c = rhs.load(inner, loc, rhsSlice, l, col);
         Value product = arith::MulFOp::create(inner, loc, a, c);
         scf::YieldOp::create(
@@ -292,15 +313,22 @@ hector::lowering::lowerWeightOuter(OpBuilder &builder, hg::WeightOuterOp op,
         b, loc,
         arith::MulIOp::create(b, loc, head, constIndex(b, loc, block[2])), col);
   }
-  auto at = [&](Value index) {
+  auto at = [&](ValueRange index) {
     SmallVector<Value> indices;
     if (typed)
       indices.push_back(ivs.front());
-    indices.push_back(index);
+    llvm::append_range(indices, index);
     return indices;
   };
+  // With `heads`, u is [m, H]: element (row, head(col)).
+  SmallVector<Value, 2> uIndex{row};
+  if (std::optional<uint64_t> heads = op.getHeads()) {
+    int64_t n = cast<hg::WeightType>(op.getRhs().getType()).getShape()[0];
+    uIndex.push_back(arith::DivUIOp::create(
+        b, loc, col, constIndex(b, loc, n / static_cast<int64_t>(*heads))));
+  }
   Value product =
-      arith::MulFOp::create(b, loc, memref::LoadOp::create(b, loc, u, at(row)),
+      arith::MulFOp::create(b, loc, memref::LoadOp::create(b, loc, u, at(uIndex)),
                             memref::LoadOp::create(b, loc, v, at(col)));
   memref::StoreOp::create(b, loc, product, out, ivs);
   return success();

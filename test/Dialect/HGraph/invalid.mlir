@@ -568,3 +568,59 @@ hgraph.func @outer_to_a_vector(%g: !hgraph.graph, %u: !hgraph.weight<edge, 4xf32
   %r = hgraph.weight_outer %u, %v : !hgraph.weight<edge, 4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4xf32>
   hgraph.return %r : !hgraph.weight<edge, 4xf32>
 }
+
+// -----
+
+hgraph.func @head_product_of_per_head(%g: !hgraph.graph, %u: !hgraph.weight<edge, 2x4x4xf32>, %v: !hgraph.weight<edge, 8xf32>) -> !hgraph.weight<edge, 8x2xf32> {
+  // expected-error @+1 {{with 'heads', multiplies a matrix by a vector or an [m, heads] matrix by an [m, n] matrix}}
+  %r = hgraph.weight_product %u, %v heads 2 : !hgraph.weight<edge, 2x4x4xf32>, !hgraph.weight<edge, 8xf32> -> !hgraph.weight<edge, 8x2xf32>
+  hgraph.return %r : !hgraph.weight<edge, 8x2xf32>
+}
+
+// -----
+
+hgraph.func @head_product_uneven(%g: !hgraph.graph, %W: !hgraph.weight<edge, 4x6xf32>, %v: !hgraph.weight<edge, 6xf32>) -> !hgraph.weight<edge, 4x4xf32> {
+  // expected-error @+1 {{width 6 does not split into 4 heads}}
+  %r = hgraph.weight_product %W, %v heads 4 : !hgraph.weight<edge, 4x6xf32>, !hgraph.weight<edge, 6xf32> -> !hgraph.weight<edge, 4x4xf32>
+  hgraph.return %r : !hgraph.weight<edge, 4x4xf32>
+}
+
+// -----
+
+hgraph.func @head_product_shape(%g: !hgraph.graph, %W: !hgraph.weight<edge, 4x8xf32>, %v: !hgraph.weight<edge, 8xf32>) -> !hgraph.weight<edge, 4xf32> {
+  // expected-error @+1 {{result slice shape must be [4, 2]}}
+  %r = hgraph.weight_product %W, %v heads 2 : !hgraph.weight<edge, 4x8xf32>, !hgraph.weight<edge, 8xf32> -> !hgraph.weight<edge, 4xf32>
+  hgraph.return %r : !hgraph.weight<edge, 4xf32>
+}
+
+// -----
+
+hgraph.func @head_product_gradient_columns(%g: !hgraph.graph, %u: !hgraph.weight<edge, 4x3xf32>, %W: !hgraph.weight<edge, 4x8xf32>) -> !hgraph.weight<edge, 8xf32> {
+  // expected-error @+1 {{with 'heads 2' and two matrices, the left one must be [4, 2]}}
+  %r = hgraph.weight_product %u, %W heads 2 : !hgraph.weight<edge, 4x3xf32>, !hgraph.weight<edge, 4x8xf32> -> !hgraph.weight<edge, 8xf32>
+  hgraph.return %r : !hgraph.weight<edge, 8xf32>
+}
+
+// -----
+
+hgraph.func @head_product_one_head(%g: !hgraph.graph, %W: !hgraph.weight<edge, 4x8xf32>, %v: !hgraph.weight<edge, 8xf32>) -> !hgraph.weight<edge, 4x1xf32> {
+  // expected-error @+1 {{attribute 'heads' failed to satisfy constraint}}
+  %r = hgraph.weight_product %W, %v heads 1 : !hgraph.weight<edge, 4x8xf32>, !hgraph.weight<edge, 8xf32> -> !hgraph.weight<edge, 4x1xf32>
+  hgraph.return %r : !hgraph.weight<edge, 4x1xf32>
+}
+
+// -----
+
+hgraph.func @head_outer_of_vectors(%g: !hgraph.graph, %u: !hgraph.weight<edge, 4xf32>, %v: !hgraph.weight<edge, 8xf32>) -> !hgraph.weight<edge, 4x8xf32> {
+  // expected-error @+1 {{with 'heads 2', multiplies an [m, 2] matrix by a vector into a matrix}}
+  %r = hgraph.weight_outer %u, %v heads 2 : !hgraph.weight<edge, 4xf32>, !hgraph.weight<edge, 8xf32> -> !hgraph.weight<edge, 4x8xf32>
+  hgraph.return %r : !hgraph.weight<edge, 4x8xf32>
+}
+
+// -----
+
+hgraph.func @head_outer_shape(%g: !hgraph.graph, %u: !hgraph.weight<edge, 4x2xf32>, %v: !hgraph.weight<edge, 8xf32>) -> !hgraph.weight<edge, 8x4xf32> {
+  // expected-error @+1 {{result must be [4, 8]}}
+  %r = hgraph.weight_outer %u, %v heads 2 : !hgraph.weight<edge, 4x2xf32>, !hgraph.weight<edge, 8xf32> -> !hgraph.weight<edge, 8x4xf32>
+  hgraph.return %r : !hgraph.weight<edge, 8x4xf32>
+}

@@ -156,3 +156,17 @@ hgraph.func @weight_outer(%g: !hgraph.graph, %u: !hgraph.weight<edge, 8xf32>, %v
   %p = hgraph.weight_outer %u, %v : !hgraph.weight<edge, 8xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 2x4x2xf32>
   hgraph.return %r, %p : !hgraph.weight<edge, 8x4xf32>, !hgraph.weight<edge, 2x4x2xf32>
 }
+
+// Products with the vector cut into head blocks (RGAT with several heads and
+// a full matrix after linear reordering), and their gradients.
+// CHECK-LABEL: hgraph.func @head_products
+// CHECK: hgraph.weight_product %{{.*}}, %{{.*}} heads 4 : !hgraph.weight<edge, 32x64xf32>, !hgraph.weight<edge, 64xf32> -> !hgraph.weight<edge, 32x4xf32>
+// CHECK: hgraph.weight_product %{{.*}}, %{{.*}} heads 4 : !hgraph.weight<edge, 32x4xf32>, !hgraph.weight<edge, 32x64xf32> -> !hgraph.weight<edge, 64xf32>
+// CHECK: hgraph.weight_outer %{{.*}}, %{{.*}} heads 4 : !hgraph.weight<edge, 32x4xf32>, !hgraph.weight<edge, 64xf32> -> !hgraph.weight<edge, 32x64xf32>
+hgraph.func @head_products(%g: !hgraph.graph, %W: !hgraph.weight<edge, 32x64xf32>, %b: !hgraph.weight<edge, 64xf32>)
+    -> (!hgraph.weight<edge, 64xf32>, !hgraph.weight<edge, 32x64xf32>) {
+  %m = hgraph.weight_product %W, %b heads 4 : !hgraph.weight<edge, 32x64xf32>, !hgraph.weight<edge, 64xf32> -> !hgraph.weight<edge, 32x4xf32>
+  %db = hgraph.weight_product %m, %W heads 4 : !hgraph.weight<edge, 32x4xf32>, !hgraph.weight<edge, 32x64xf32> -> !hgraph.weight<edge, 64xf32>
+  %dW = hgraph.weight_outer %m, %b heads 4 : !hgraph.weight<edge, 32x4xf32>, !hgraph.weight<edge, 64xf32> -> !hgraph.weight<edge, 32x64xf32>
+  hgraph.return %db, %dW : !hgraph.weight<edge, 64xf32>, !hgraph.weight<edge, 32x64xf32>
+}

@@ -297,7 +297,31 @@ LogicalResult WeightProductOp::verify() {
     return emitOpError("the product of two vectors is a dot product, not a "
                        "weight; use hgraph.dot on rows");
   SmallVector<int64_t> expected;
-  if (lhs.isPerHead() && rhs.isPerHead()) {
+  if (std::optional<uint64_t> heads = getHeads()) {
+    // The vector (or, for its gradient, the right matrix) is cut into head
+    // blocks, each meeting one column of the left matrix.
+    int64_t h = static_cast<int64_t>(*heads);
+    if (!lhs.isMatrix() || rhs.isPerHead())
+      return emitOpError("with 'heads', multiplies a matrix by a vector or "
+                         "an [m, heads] matrix by an [m, n] matrix");
+    ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
+    int64_t blocked = rhs.isVector() ? b[0] : b[1];
+    if (blocked % h != 0)
+      return emitOpError("width ") << blocked << " does not split into " << h
+                                   << " heads";
+    if (rhs.isVector()) {
+      if (a[1] != b[0])
+        return emitOpError("inner dimensions do not match: ")
+               << a[1] << " vs " << b[0];
+      expected = {a[0], h};
+    } else {
+      if (a[1] != h || a[0] != b[0])
+        return emitOpError("with 'heads ")
+               << h << "' and two matrices, the left one must be [" << b[0]
+               << ", " << h << "], got " << getLhs().getType();
+      expected = {b[1]};
+    }
+  } else if (lhs.isPerHead() && rhs.isPerHead()) {
     ArrayRef<int64_t> a = lhs.getShape(), b = rhs.getShape();
     if (a[0] != b[0] || a[2] != b[1])
       return emitOpError("per-head shapes ")
@@ -334,6 +358,24 @@ LogicalResult WeightOuterOp::verify() {
     return emitOpError("operands and result must have one element type");
   if (lhs.getIndex() != rhs.getIndex() || lhs.getIndex() != result.getIndex())
     return emitOpError("operands and result must be indexed alike");
+  if (std::optional<uint64_t> heads = getHeads()) {
+    // u[m, H] and v[n] cut into H head blocks give the matrix [m, n].
+    int64_t h = static_cast<int64_t>(*heads);
+    if (!lhs.isMatrix() || lhs.getShape()[1] != h || !rhs.isVector() ||
+        !result.isMatrix())
+      return emitOpError("with 'heads ")
+             << h << "', multiplies an [m, " << h
+             << "] matrix by a vector into a matrix";
+    int64_t n = rhs.getShape()[0];
+    if (n % h != 0)
+      return emitOpError("width ") << n << " does not split into " << h
+                                   << " heads";
+    if (result.getShape() != ArrayRef<int64_t>{lhs.getShape()[0], n})
+      return emitOpError("result must be [")
+             << lhs.getShape()[0] << ", " << n << "], got "
+             << getResult().getType();
+    return success();
+  }
   if (!lhs.isVector() || !rhs.isVector())
     return emitOpError("multiplies two weight vectors");
   if (result.isVector())

@@ -413,13 +413,17 @@ LogicalResult Differentiator::pullback(Operation *op) {
       })
       .Case([&](hg::WeightProductOp o) -> LogicalResult {
         // R = A · b (b a column): dA = dR ⊗ b, db = dR · A (dR a row);
-        // R = a · B (a a row): da = B · dR, dB = a ⊗ dR. Per type, both
+        // R = a · B (a a row): da = B · dR, dB = a ⊗ dR. With `heads`
+        // (R = A · b cut into head blocks, [m, H]) the same formulas with
+        // `heads` (hgraph.weight_product's description). Per type, both
         // factors indexed like R (linear reordering's `differentiable`
         // mode creates no other products before autodiff).
         auto lhsType = cast<hg::WeightType>(o.getLhs().getType());
         auto rhsType = cast<hg::WeightType>(o.getRhs().getType());
+        IntegerAttr heads = o.getHeadsAttr();
         if (o.getNodeOf() || lhsType.getIndex() != rhsType.getIndex() ||
-            lhsType.isVector() == rhsType.isVector())
+            lhsType.isVector() == rhsType.isVector() ||
+            (heads && !rhsType.isVector()))
           return o.emitError("hgraph-autodiff: no gradient rule for a "
                              "product of two matrices or of weights indexed "
                              "differently; run linear reordering after "
@@ -427,15 +431,17 @@ LogicalResult Differentiator::pullback(Operation *op) {
         bool columnOnRight = rhsType.isVector();
         contribute(o.getLhs(), [&]() -> Value {
           if (columnOnRight)
-            return make<hg::WeightOuterOp>(lhsType, dy, forward(o.getRhs()));
+            return make<hg::WeightOuterOp>(lhsType, dy, forward(o.getRhs()),
+                                           heads);
           return make<hg::WeightProductOp>(lhsType, forward(o.getRhs()), dy,
-                                           hg::EndpointAttr());
+                                           hg::EndpointAttr(), IntegerAttr());
         });
         contribute(o.getRhs(), [&]() -> Value {
           if (columnOnRight)
             return make<hg::WeightProductOp>(rhsType, dy, forward(o.getLhs()),
-                                             hg::EndpointAttr());
-          return make<hg::WeightOuterOp>(rhsType, forward(o.getLhs()), dy);
+                                             hg::EndpointAttr(), heads);
+          return make<hg::WeightOuterOp>(rhsType, forward(o.getLhs()), dy,
+                                         IntegerAttr());
         });
         return success();
       })

@@ -3,10 +3,13 @@
 // Linear operator reordering (BRIEF.md §3): when a linear operator is applied
 // to the result of another one and the swap yields a product between weights
 // only, multiply the weights first (hgraph.weight_product, once per type) and
-// let the graph data go through a single operator. Three rules:
+// let the graph data go through a single operator. Four rules:
 //
 //   dot(x·W, a)        -> dot(x, W·a)       dot of a typed linear map with a
 //                                           typed vector (RGAT's attention)
+//   dot_H(x·W, a)      -> x·(W·a heads H)   the same per head with a full
+//                                           matrix W (RGAT with H heads): an
+//                                           [in, H] map
 //   (x·W1)·W2          -> x·(W1·W2)         two chained typed linear maps
 //                                           (HGT's k_s W^att, v_s W^msg)
 //   (s·a)·W            -> s·(a·W)           a scaled typed vector fed to a
@@ -247,6 +250,9 @@ struct Product {
   WeightType type;
   std::optional<Endpoint> nodeOf;
   Cost cost;
+  /// The head count of a product whose vector is cut into head blocks
+  /// (weight_product `heads`), else 0.
+  int64_t heads = 0;
 };
 /// What the rules may assume about the graph.
 struct Assumptions {
@@ -276,12 +282,39 @@ std::optional<Product> planProduct(WeightType lhs, WeightType rhs,
                           productMacs(lhs, rhs, *shape))};
 }
 
+/// `matrix · vector` with the vector cut into `heads` blocks: the [m, H]
+/// matrix whose column h maps a row to the dot of its image with block h.
+std::optional<Product> planHeadProduct(WeightType matrix, WeightType vector,
+                                       int64_t heads, Endpoint nodeEndpoint,
+                                       const Assumptions &assume) {
+  if (!matrix.isMatrix() || !vector.isVector() ||
+      matrix.getElementType() != vector.getElementType() ||
+      matrix.getShape()[1] != vector.getShape()[0] ||
+      vector.getShape()[0] % heads != 0 ||
+      (assume.differentiable && matrix.getIndex() != vector.getIndex()))
+    return std::nullopt;
+  std::optional<ProductIndex> index =
+      productIndex(matrix.getIndex(), vector.getIndex(), nodeEndpoint,
+                   assume.typedEndpoints);
+  if (!index)
+    return std::nullopt;
+  auto type = WeightType::get(matrix.getContext(), index->index,
+                              {matrix.getShape()[0], heads},
+                              matrix.getElementType());
+  return Product{type, index->nodeOf,
+                 Cost::of(typeCount(index->index), sliceMacs(matrix)), heads};
+}
+
 Value buildProduct(OpBuilder &b, Location loc, const Product &product,
                    Value lhs, Value rhs) {
   EndpointAttr nodeOf;
   if (product.nodeOf)
     nodeOf = EndpointAttr::get(b.getContext(), *product.nodeOf);
-  return WeightProductOp::create(b, loc, product.type, lhs, rhs, nodeOf);
+  IntegerAttr heads;
+  if (product.heads)
+    heads = b.getI64IntegerAttr(product.heads);
+  return WeightProductOp::create(b, loc, product.type, lhs, rhs, nodeOf,
+                                 heads);
 }
 
 //===----------------------------------------------------------------------===//
@@ -327,6 +360,49 @@ Cost freedBy(Value value, Operation *user, Cost producerCost) {
                    [&](Operation *other) { return other == user; }))
     return producerCost;
   return Cost();
+}
+
+/// Per-head dot(x·W, a) with a full matrix W and one-head rows x ->
+/// x·(W·a heads H): head h of the dot reads every feature of x, so the
+/// product is the [in, H] matrix of hgraph.weight_product `heads`, applied
+/// by a typed linear map with H outputs.
+std::optional<Candidate> matchHeadDot(DotOp dot, const Assumptions &assume) {
+  for (unsigned side = 0; side < 2; ++side) {
+    auto linear = dot->getOperand(side).getDefiningOp<TypedLinearOp>();
+    auto vector = dot->getOperand(1 - side).getDefiningOp<TypedVectorOp>();
+    if (!linear || !vector || linear.getTranspose())
+      continue;
+    auto weight = cast<WeightType>(linear.getWeight().getType());
+    auto attention = cast<WeightType>(vector.getWeight().getType());
+    auto mapped = cast<FeatureType>(linear.getType());
+    auto input = cast<FeatureType>(linear.getInput().getType());
+    int64_t heads = mapped.getHeads();
+    if (heads == 1 || input.getHeads() != 1 || !weight.isMatrix())
+      continue;
+    Endpoint from = linear.getFrom();
+    std::optional<Product> product =
+        planHeadProduct(weight, attention, heads, from, assume);
+    if (!product)
+      continue;
+
+    Candidate candidate;
+    candidate.rule = "per-head dot of a typed linear map with a typed vector";
+    candidate.before = rowWiseCost(dot.getResult(), mapped.getWidth());
+    candidate.before += freedBy(linear, dot, typedLinearCost(linear));
+    candidate.after = product->cost;
+    candidate.after += typedLinearCost(from, product->type,
+                                       linear.getInput(), /*compact=*/false);
+    Value x = linear.getInput(), w = linear.getWeight(),
+          a = vector.getWeight();
+    Location loc = dot.getLoc();
+    Type resultType = dot.getType();
+    candidate.build = [=](OpBuilder &b) -> Value {
+      Value p = buildProduct(b, loc, *product, w, a);
+      return TypedLinearOp::create(b, loc, resultType, p, x, from);
+    };
+    return candidate;
+  }
+  return std::nullopt;
 }
 
 /// dot(x·W, a) -> dot(x, W·a), and dot(x·Wᵀ, a) -> dot(x, a·W).
@@ -477,8 +553,11 @@ std::optional<Candidate> matchScaledVector(TypedLinearOp linear,
 }
 
 std::optional<Candidate> match(Operation *op, const Assumptions &assume) {
-  if (auto dot = dyn_cast<DotOp>(op))
-    return matchDot(dot, assume);
+  if (auto dot = dyn_cast<DotOp>(op)) {
+    if (std::optional<Candidate> candidate = matchDot(dot, assume))
+      return candidate;
+    return matchHeadDot(dot, assume);
+  }
   if (auto linear = dyn_cast<TypedLinearOp>(op)) {
     if (std::optional<Candidate> chain = matchChain(linear, assume))
       return chain;

@@ -142,13 +142,25 @@ def HGraph_WeightProductOp : HGraph_Op<"weight_product", [Pure]> {
     and need `node_of = src` or `dst`, which says whose node type of the edge
     type selects the node-typed slice (every edge type has fixed endpoint node
     types).
+
+    With `heads H`, the vector `v` of length `n` is cut into `H` head blocks
+    of `n / H` and each block meets its own column of the matrix factor
+    (`head(j) = j / (n / H)`):
+    - matrix · vector: `[m, n] · [n] → [m, H]`,
+      `R[i][h] = Σ_{head(j) = h} A[i][j] · v[j]`. Reordering creates it for
+      a per-head dot with a full matrix: RGAT with `H` heads,
+      `dot(x · W_r, b_r)` becomes `x · (W_r · b_r heads H)`;
+    - its gradient for `v`: `[m, H] · [m, n] → [n]`,
+      `R[j] = Σ_i U[i][head(j)] · A[i][j]`.
+    The gradient for `A` is `hgraph.weight_outer ... heads H`.
   }];
   let arguments = (ins HGraph_WeightType:$lhs, HGraph_WeightType:$rhs,
-                       OptionalAttr<HGraph_Endpoint>:$node_of);
+                       OptionalAttr<HGraph_Endpoint>:$node_of,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<2>]>>:$heads);
   let results = (outs HGraph_WeightType:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs (`node_of` $node_of^)? attr-dict `:` qualified(type($lhs)) `,`
-    qualified(type($rhs)) `->` qualified(type($result))
+    $lhs `,` $rhs (`node_of` $node_of^)? (`heads` $heads^)? attr-dict `:`
+    qualified(type($lhs)) `,` qualified(type($rhs)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
 }
@@ -163,16 +175,25 @@ def HGraph_WeightOuterOp : HGraph_Op<"weight_outer", [Pure]> {
     matrix of a `weight_product` of a matrix and a vector (RGAT's `W_r · a_r`
     when reordering runs before autodiff).
 
+    With `heads H`, `u` is a matrix `[m, H]` and `v` of length `n` is cut
+    into `H` head blocks: `R[k][i][j] = u[k][i][head(j)] · v[k][j]` with
+    `head(j) = j / (n / H)`, the gradient of the matrix of a
+    `weight_product ... heads H`.
+
     ```mlir
     %dW = hgraph.weight_outer %du, %a
         : !hgraph.weight<edge, 64xf32>, !hgraph.weight<edge, 64xf32>
           -> !hgraph.weight<edge, 64x64xf32>
+    %dW4 = hgraph.weight_outer %dm, %b heads 4
+        : !hgraph.weight<edge, 64x4xf32>, !hgraph.weight<edge, 64xf32>
+          -> !hgraph.weight<edge, 64x64xf32>
     ```
   }];
-  let arguments = (ins HGraph_WeightType:$lhs, HGraph_WeightType:$rhs);
+  let arguments = (ins HGraph_WeightType:$lhs, HGraph_WeightType:$rhs,
+                       OptionalAttr<ConfinedAttr<I64Attr, [IntMinValue<2>]>>:$heads);
   let results = (outs HGraph_WeightType:$result);
   let assemblyFormat = [{
-    $lhs `,` $rhs attr-dict `:` qualified(type($lhs)) `,`
+    $lhs `,` $rhs (`heads` $heads^)? attr-dict `:` qualified(type($lhs)) `,`
     qualified(type($rhs)) `->` qualified(type($result))
   }];
   let hasVerifier = 1;
