@@ -211,6 +211,8 @@ private:
   unsigned pairSumUses(Value edgeValue);
   LogicalResult lowerEdgeSoftmax(hg::EdgeSoftmaxOp op);
   LogicalResult lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op);
+  LogicalResult finishEdgeSoftmax(hg::EdgeSoftmaxOp op, Value score, Value max,
+                                  Value sum);
   LogicalResult lowerConcat(hg::ConcatOp op);
   LogicalResult lowerReturn(hg::ReturnOp op);
   LogicalResult nodeBuffer(Value value, Value &buffer);
@@ -1333,9 +1335,32 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
   ht::YieldOp::create(builder, loc);
   builder.setInsertionPointAfter(traversal);
 
-  // The normalised value is evaluated by its consumers.
-  values.softmaxes[op.getResult()] = {score, max, sum};
-  return storeOutput(op.getResult());
+  return finishEdgeSoftmax(op, score, max, sum);
+}
+
+/// Stores the normalised value exp(score - max[dst]) / sum[dst] of a lowered
+/// edge_softmax once per edge, into its output where it is returned (a saved
+/// α) and else into a buffer of its own, and lets its consumers read it
+/// there. Evaluated by the consumers instead, every lane of a traversal's
+/// lane group would compute the α of all heads of its edge (three loads, an
+/// exp and a division per head) before its features: one pass that stores
+/// α was faster on the H100 with one head too (docs/performance.md).
+LogicalResult FunctionLowering::finishEdgeSoftmax(hg::EdgeSoftmaxOp op,
+                                                  Value score, Value max,
+                                                  Value sum) {
+  Value result = op.getResult();
+  values.softmaxes[result] = {score, max, sum};
+  if (failed(storeOutput(result)))
+    return failure();
+  Value normalised = outputs.lookup(result);
+  if (!normalised) {
+    normalised = allocate(result);
+    if (failed(store(result, normalised, /*edgeDomain=*/true)))
+      return failure();
+  }
+  values.softmaxes.erase(result);
+  values.edges[result] = {normalised, AccessScheme::Edge};
+  return success();
 }
 
 /// Edge softmax in two edge traversals (`split-softmax`): the scores and their
@@ -1370,9 +1395,7 @@ LogicalResult FunctionLowering::lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op) {
             return math::ExpOp::create(b, loc, shifted);
           })))
     return failure();
-  // The normalised value is evaluated by its consumers.
-  values.softmaxes[op.getResult()] = {score, max, sum};
-  return storeOutput(op.getResult());
+  return finishEdgeSoftmax(op, score, max, sum);
 }
 
 LogicalResult FunctionLowering::lowerConcat(hg::ConcatOp op) {

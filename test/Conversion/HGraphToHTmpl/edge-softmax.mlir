@@ -7,8 +7,8 @@
 // reading score[csr_eid[slot]]: a max loop from -inf, then a sum loop of
 // exp(score - max) from 0. Each is a plain reduction loop (one combining op)
 // that the GPU lowering splits over a warp's lanes; max and sum are stored
-// once per node, so there is no accumulate and no fill. The consumer
-// evaluates exp(score - max) / sum.
+// once per node, so there is no accumulate and no fill. An edge traversal
+// stores alpha = exp(score - max) / sum once per edge; the consumer reads it.
 
 // CHECK-LABEL: func.func @gat
 // CHECK-SAME: %[[ROWPTR:[^:]*]]: memref<?xi32> {hector.arg = {name = "csr_row_ptr"
@@ -43,10 +43,13 @@
 // CHECK: memref.store %[[M]], %[[MAX]][%[[MAXROW]], %c0]
 // CHECK: memref.store %[[S]], %[[SUM]][%[[SUMROW]], %c0]
 // CHECK-NOT: htmpl.accumulate max
-// CHECK: htmpl.traversal nodes outs
-// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORE]] : memref<?x1xf32> as edge, %[[MAX]] : memref<?x1xf32> as dst, %[[SUM]] : memref<?x1xf32> as dst, %{{.*}} : memref<?x16xf32> as src)
+// CHECK: %[[ALPHA:.*]] = memref.alloc({{.*}}) : memref<?x1xf32>
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORE]] : memref<?x1xf32> as edge, %[[MAX]] : memref<?x1xf32> as dst, %[[SUM]] : memref<?x1xf32> as dst) outs(%[[ALPHA]] : memref<?x1xf32> as edge)
 // CHECK: math.exp
 // CHECK: arith.divf
+// CHECK: htmpl.traversal nodes outs
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[ALPHA]] : memref<?x1xf32> as edge, %{{.*}} : memref<?x16xf32> as src)
+// CHECK-NOT: math.exp
 // CHECK: htmpl.accumulate add
 
 // The split lowering: the scores and a max accumulated per destination, then
@@ -145,4 +148,32 @@ hgraph.func @columns(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %W: !hgraph.wei
 hgraph.func @wide(%g: !hgraph.graph, %e: !hgraph.edge<16xf32>) -> !hgraph.edge<16xf32> {
   %alpha = hgraph.edge_softmax %e : !hgraph.edge<16xf32>
   hgraph.return %alpha : !hgraph.edge<16xf32>
+}
+
+// -----
+
+// A returned softmax (the α a training forward saves) is stored into its
+// output first; the aggregation then reads it from there, with either
+// lowering, instead of evaluating exp(score - max) / sum again.
+
+// CHECK-LABEL: func.func @returned
+// CHECK-SAME: %[[ALPHA:[^:]*]]: memref<?x1xf32> {hector.arg = {name = "alpha"
+// CHECK: memref.store {{.*}}, %[[ALPHA]]
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[ALPHA]] : memref<?x1xf32> as edge, %{{.*}} : memref<?x8xf32> as src) outs(%{{.*}} : memref<?x8xf32> as dst)
+// CHECK-NOT: math.exp
+// CHECK: htmpl.accumulate add
+// CHECK: return
+
+// SPLIT-LABEL: func.func @returned
+// SPLIT-SAME: %[[ALPHA:[^:]*]]: memref<?x1xf32> {hector.arg = {name = "alpha"
+// SPLIT: htmpl.traversal edges coo({{.*}}) ins(%[[ALPHA]] : memref<?x1xf32> as edge, %{{.*}} : memref<?x8xf32> as src) outs(%{{.*}} : memref<?x8xf32> as dst)
+// SPLIT-NOT: math.exp
+// SPLIT: return
+hgraph.func @returned(%g: !hgraph.graph, %h: !hgraph.node<8xf32>, %s: !hgraph.edge<1xf32>)
+    -> (!hgraph.node<8xf32> {hgraph.name = "out"}, !hgraph.edge<1xf32> {hgraph.name = "alpha"}) {
+  %alpha = hgraph.edge_softmax %s : !hgraph.edge<1xf32>
+  %hs = hgraph.gather %h from src : !hgraph.node<8xf32> -> !hgraph.edge<8xf32>
+  %msg = hgraph.scale %alpha, %hs : !hgraph.edge<1xf32>, !hgraph.edge<8xf32> -> !hgraph.edge<8xf32>
+  %out = hgraph.aggregate sum %msg : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
+  hgraph.return %out, %alpha : !hgraph.node<8xf32>, !hgraph.edge<1xf32>
 }

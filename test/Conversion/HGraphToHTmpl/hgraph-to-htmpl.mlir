@@ -49,9 +49,11 @@ hgraph.func @rgcn(%g: !hgraph.graph, %h: !hgraph.node<16xf32> {hgraph.name = "h"
 
 // RGAT with 2 heads: the scores are stored once per edge and head; one node
 // traversal reduces them per destination (max, then sum of exp(score -
-// max)); the final traversal evaluates alpha once per head and scales the
-// feature loop. (test/Conversion/HGraphToHTmpl/edge-softmax.mlir covers the
-// reduction itself.)
+// max)); with several heads an edge traversal stores alpha = exp(score -
+// max) / sum once per edge and head, and the final traversal loads it once
+// per head to scale the feature loop (rather than every lane evaluating the
+// alpha of all heads). (test/Conversion/HGraphToHTmpl/edge-softmax.mlir
+// covers the reduction itself.)
 
 // CHECK-LABEL: func.func @rgat
 // CHECK: %[[Z:.*]] = memref.alloc
@@ -70,9 +72,14 @@ hgraph.func @rgcn(%g: !hgraph.graph, %h: !hgraph.node<16xf32> {hgraph.name = "h"
 // CHECK: arith.maximumf
 // CHECK: math.exp
 // CHECK-NOT: htmpl.accumulate max
-// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORE]] : memref<?x2xf32> as edge, %[[MAX]] : memref<?x2xf32> as dst, %[[SUM]] : memref<?x2xf32> as dst, %[[Z]] : memref<?x8xf32> as edge) outs(%{{.*}} : memref<?x8xf32> as dst)
+// CHECK: %[[ALPHAS:.*]] = memref.alloc({{.*}}) : memref<?x2xf32>
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORE]] : memref<?x2xf32> as edge, %[[MAX]] : memref<?x2xf32> as dst, %[[SUM]] : memref<?x2xf32> as dst) outs(%[[ALPHAS]] : memref<?x2xf32> as edge)
+// CHECK: math.exp
+// CHECK: arith.divf
+// CHECK: memref.store {{.*}}, %[[ALPHAS]]
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[ALPHAS]] : memref<?x2xf32> as edge, %[[Z]] : memref<?x8xf32> as edge) outs(%{{.*}} : memref<?x8xf32> as dst)
 // CHECK: scf.for %[[HEAD:.*]] =
-// CHECK: %[[ALPHA:.*]] = arith.divf
+// CHECK: %[[ALPHA:.*]] = memref.load %[[ALPHAS]]
 // CHECK-NEXT: scf.for
 // CHECK-NOT: math.exp
 // CHECK: arith.mulf %[[ALPHA]]

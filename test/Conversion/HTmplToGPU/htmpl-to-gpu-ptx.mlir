@@ -69,7 +69,7 @@
 
 // RGCN-COUNT-7: .visible .entry
 // RGCN-NOT: .visible .entry
-// RGAT-COUNT-7: .visible .entry
+// RGAT-COUNT-8: .visible .entry
 // RGAT-NOT: .visible .entry
 
 func.func @gemm(%lhs: memref<?x64xf32>, %rows: memref<?xi32>,
