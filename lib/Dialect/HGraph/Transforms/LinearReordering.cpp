@@ -362,14 +362,29 @@ Cost freedBy(Value value, Operation *user, Cost producerCost) {
   return Cost();
 }
 
+/// The typed linear map and the typed vector `dot` multiplies, the map
+/// taken from operand `side`; nulls when the operands are not that pair.
+std::pair<TypedLinearOp, TypedVectorOp> mapAndVector(DotOp dot, unsigned side) {
+  return {dot->getOperand(side).getDefiningOp<TypedLinearOp>(),
+          dot->getOperand(1 - side).getDefiningOp<TypedVectorOp>()};
+}
+
+/// What rewriting `dot` of the rows of `linear` saves: the dot, and the map
+/// when the dot is its only user.
+Cost dotAndFreedMap(DotOp dot, TypedLinearOp linear) {
+  Cost cost = rowWiseCost(dot.getResult(),
+                          cast<FeatureType>(linear.getType()).getWidth());
+  cost += freedBy(linear, dot, typedLinearCost(linear));
+  return cost;
+}
+
 /// Per-head dot(x·W, a) with a full matrix W and one-head rows x ->
 /// x·(W·a heads H): head h of the dot reads every feature of x, so the
 /// product is the [in, H] matrix of hgraph.weight_product `heads`, applied
 /// by a typed linear map with H outputs.
 std::optional<Candidate> matchHeadDot(DotOp dot, const Assumptions &assume) {
   for (unsigned side = 0; side < 2; ++side) {
-    auto linear = dot->getOperand(side).getDefiningOp<TypedLinearOp>();
-    auto vector = dot->getOperand(1 - side).getDefiningOp<TypedVectorOp>();
+    auto [linear, vector] = mapAndVector(dot, side);
     if (!linear || !vector || linear.getTranspose())
       continue;
     auto weight = cast<WeightType>(linear.getWeight().getType());
@@ -387,8 +402,7 @@ std::optional<Candidate> matchHeadDot(DotOp dot, const Assumptions &assume) {
 
     Candidate candidate;
     candidate.rule = "per-head dot of a typed linear map with a typed vector";
-    candidate.before = rowWiseCost(dot.getResult(), mapped.getWidth());
-    candidate.before += freedBy(linear, dot, typedLinearCost(linear));
+    candidate.before = dotAndFreedMap(dot, linear);
     candidate.after = product->cost;
     candidate.after += typedLinearCost(from, product->type,
                                        linear.getInput(), /*compact=*/false);
@@ -408,8 +422,7 @@ std::optional<Candidate> matchHeadDot(DotOp dot, const Assumptions &assume) {
 /// dot(x·W, a) -> dot(x, W·a), and dot(x·Wᵀ, a) -> dot(x, a·W).
 std::optional<Candidate> matchDot(DotOp dot, const Assumptions &assume) {
   for (unsigned side = 0; side < 2; ++side) {
-    auto linear = dot->getOperand(side).getDefiningOp<TypedLinearOp>();
-    auto vector = dot->getOperand(1 - side).getDefiningOp<TypedVectorOp>();
+    auto [linear, vector] = mapAndVector(dot, side);
     if (!linear || !vector)
       continue;
     auto weight = cast<WeightType>(linear.getWeight().getType());
@@ -431,8 +444,7 @@ std::optional<Candidate> matchDot(DotOp dot, const Assumptions &assume) {
 
     Candidate candidate;
     candidate.rule = "dot of a typed linear map with a typed vector";
-    candidate.before = rowWiseCost(dot.getResult(), mapped.getWidth());
-    candidate.before += freedBy(linear, dot, typedLinearCost(linear));
+    candidate.before = dotAndFreedMap(dot, linear);
     candidate.after = product->cost;
     candidate.after += rowWiseCost(dot.getResult(), input.getWidth());
     Value x = linear.getInput(), w = linear.getWeight(),
