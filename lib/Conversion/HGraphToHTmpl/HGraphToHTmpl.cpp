@@ -1350,14 +1350,9 @@ LogicalResult FunctionLowering::finishEdgeSoftmax(hg::EdgeSoftmaxOp op,
                                                   Value sum) {
   Value result = op.getResult();
   values.softmaxes[result] = {score, max, sum};
-  if (failed(storeOutput(result)))
+  Value normalised = destinationFor(result);
+  if (failed(store(result, normalised, /*edgeDomain=*/true)))
     return failure();
-  Value normalised = outputs.lookup(result);
-  if (!normalised) {
-    normalised = allocate(result);
-    if (failed(store(result, normalised, /*edgeDomain=*/true)))
-      return failure();
-  }
   values.softmaxes.erase(result);
   values.edges[result] = {normalised, AccessScheme::Edge};
   return success();

@@ -186,10 +186,19 @@ Dense asDense(WeightType type, bool isLeft) {
   return {type.getInputWidth(), type.getOutputWidth()};
 }
 
-/// The slice shape of `lhs · rhs` (the rules of hgraph.weight_product), or
+/// The slice shape of `lhs · rhs` (the rules of hgraph.weight_product; with
+/// `heads` > 0, a matrix times a vector cut into that many head blocks), or
 /// nothing when they do not chain.
 std::optional<SmallVector<int64_t>> productShape(WeightType lhs,
-                                                 WeightType rhs) {
+                                                 WeightType rhs,
+                                                 int64_t heads) {
+  if (heads) {
+    if (!lhs.isMatrix() || !rhs.isVector() ||
+        lhs.getShape()[1] != rhs.getShape()[0] ||
+        rhs.getShape()[0] % heads != 0)
+      return std::nullopt;
+    return SmallVector<int64_t>{lhs.getShape()[0], heads};
+  }
   if (lhs.isVector() && rhs.isVector())
     return std::nullopt;
   if (lhs.isPerHead() && rhs.isPerHead()) {
@@ -210,12 +219,15 @@ std::optional<SmallVector<int64_t>> productShape(WeightType lhs,
 
 /// Multiply-adds of one slice of `lhs · rhs`: each result element sums over
 /// the inner dimension, restricted to one head block when a factor is
-/// per-head (the other blocks are zeros).
-double productMacs(WeightType lhs, WeightType rhs, ArrayRef<int64_t> shape) {
+/// per-head (the other blocks are zeros) or the vector is cut into `heads`.
+double productMacs(WeightType lhs, WeightType rhs, ArrayRef<int64_t> shape,
+                   int64_t heads) {
   double inner = lhs.isPerHead()   ? static_cast<double>(lhs.getShape()[2])
                  : rhs.isPerHead() ? static_cast<double>(rhs.getShape()[1])
                                    : static_cast<double>(
                                          asDense(lhs, true).cols);
+  if (heads)
+    inner /= static_cast<double>(heads);
   double elements = 1;
   for (int64_t dim : shape)
     elements *= static_cast<double>(dim);
@@ -261,15 +273,19 @@ struct Assumptions {
   bool differentiable = false;
 };
 
+/// `lhs · rhs`, or with `heads` > 0 a matrix times a vector cut into that
+/// many head blocks: the [m, H] matrix whose column h maps a row to the dot
+/// of its image with block h.
 std::optional<Product> planProduct(WeightType lhs, WeightType rhs,
                                    Endpoint nodeEndpoint,
-                                   const Assumptions &assume) {
+                                   const Assumptions &assume,
+                                   int64_t heads = 0) {
   if (lhs.getElementType() != rhs.getElementType())
     return std::nullopt;
   if (assume.differentiable &&
       (lhs.getIndex() != rhs.getIndex() || lhs.isVector() == rhs.isVector()))
     return std::nullopt;
-  std::optional<SmallVector<int64_t>> shape = productShape(lhs, rhs);
+  std::optional<SmallVector<int64_t>> shape = productShape(lhs, rhs, heads);
   std::optional<ProductIndex> index =
       productIndex(lhs.getIndex(), rhs.getIndex(), nodeEndpoint,
                    assume.typedEndpoints);
@@ -279,30 +295,8 @@ std::optional<Product> planProduct(WeightType lhs, WeightType rhs,
                               lhs.getElementType());
   return Product{type, index->nodeOf,
                  Cost::of(typeCount(index->index),
-                          productMacs(lhs, rhs, *shape))};
-}
-
-/// `matrix · vector` with the vector cut into `heads` blocks: the [m, H]
-/// matrix whose column h maps a row to the dot of its image with block h.
-std::optional<Product> planHeadProduct(WeightType matrix, WeightType vector,
-                                       int64_t heads, Endpoint nodeEndpoint,
-                                       const Assumptions &assume) {
-  if (!matrix.isMatrix() || !vector.isVector() ||
-      matrix.getElementType() != vector.getElementType() ||
-      matrix.getShape()[1] != vector.getShape()[0] ||
-      vector.getShape()[0] % heads != 0 ||
-      (assume.differentiable && matrix.getIndex() != vector.getIndex()))
-    return std::nullopt;
-  std::optional<ProductIndex> index =
-      productIndex(matrix.getIndex(), vector.getIndex(), nodeEndpoint,
-                   assume.typedEndpoints);
-  if (!index)
-    return std::nullopt;
-  auto type = WeightType::get(matrix.getContext(), index->index,
-                              {matrix.getShape()[0], heads},
-                              matrix.getElementType());
-  return Product{type, index->nodeOf,
-                 Cost::of(typeCount(index->index), sliceMacs(matrix)), heads};
+                          productMacs(lhs, rhs, *shape, heads)),
+                 heads};
 }
 
 Value buildProduct(OpBuilder &b, Location loc, const Product &product,
@@ -396,7 +390,7 @@ std::optional<Candidate> matchHeadDot(DotOp dot, const Assumptions &assume) {
       continue;
     Endpoint from = linear.getFrom();
     std::optional<Product> product =
-        planHeadProduct(weight, attention, heads, from, assume);
+        planProduct(weight, attention, from, assume, heads);
     if (!product)
       continue;
 
