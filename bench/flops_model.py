@@ -41,12 +41,11 @@ Forward (inference), per model (BRIEF.md section 4):
       F_rgcn = X d^2 + N d^2.
 * RGAT. z = h_s W_phi (the message and the source score a.z): X d^2, X as
   above. The destination score b.(h_t W_phi) is a per-edge GEMM E d^2 unless
-  reordered into h_t.(W_phi b_phi) (a weight vector: not counted). Hector
-  reorders it only with one head (a full W and H > 1 heads needs per-head
-  vector products it cannot express), so for H > 1 R = U and C+R = C.
+  reordered into h_t.(W_phi b_phi) (a weight vector: not counted). With
+  H > 1 heads the reordered weight is [d, H], column k = W_phi[:, block k]
+  b_phi[block k] (`hgraph.weight_product ... heads H`): weight-vector
+  products, not counted either.
       F_rgat = X d^2 + (0 if reordered else E d^2).
-  `exact_min_macs` also reports the count with per-head reordering allowed
-  (X = P, no destination GEMM: P d^2), which no Hector variant reaches today.
 * HGT. q = h Q_tau (N d^2) and the output h' = agg A_tau + h (N d^2) are
   node-typed. The key chain k_s W^att_phi and the message chain v_s W^msg_phi
   each cost, unreordered, N d^2 (k = h K_tau over the nodes) + X d^2 / H (the
@@ -108,12 +107,8 @@ def _check(model, width, heads):
 
 
 def terms(model: str, variant: str, *, N: int, E: int, P: int, R: int, width: int, heads: int = 1,
-          typed_endpoints: bool = True, per_head_reorder: bool = False, **_ignored) -> dict:
-    """The forward typed-GEMM MACs of one variant, term by term (see the module docstring).
-
-    per_head_reorder=True allows RGAT's destination-side reordering with
-    several heads too (not a Hector variant: `exact_min_macs`).
-    """
+          typed_endpoints: bool = True, **_ignored) -> dict:
+    """The forward typed-GEMM MACs of one variant, term by term (see the module docstring)."""
     _check(model, width, heads)
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r} (known: {', '.join(VARIANTS)})")
@@ -124,7 +119,7 @@ def terms(model: str, variant: str, *, N: int, E: int, P: int, R: int, width: in
         return {"message h_s W_phi": X * d * d, "root h_t W0": N * d * d}
     if model == "rgat":
         out = {"z = h_s W_phi": X * d * d}
-        if not (reorder and (heads == 1 or per_head_reorder)):
+        if not reorder:
             out["h_t W_phi (destination score)"] = E * d * d
         return out
     out = {"q = h Q_tau": N * d * d, "out = agg A_tau": N * d * d}
@@ -150,11 +145,6 @@ def min_macs(model: str, mode: str, **counts) -> tuple:
     """(MACs, variant): the smallest typed-GEMM count over Hector's four variants."""
     best = min(VARIANTS, key=lambda v: (variant_macs(model, v, mode, **counts), VARIANTS.index(v)))
     return variant_macs(model, best, mode, **counts), best
-
-
-def exact_min_macs(model: str, mode: str, **counts) -> int:
-    """The minimum with every exact reordering allowed (RGAT's per-head one too)."""
-    return min(variant_macs(model, v, mode, per_head_reorder=True, **counts) for v in VARIANTS)
 
 
 def min_flops(model: str, mode: str, **counts) -> tuple:

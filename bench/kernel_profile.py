@@ -65,6 +65,7 @@ import torch  # noqa: E402
 
 import flops_model  # noqa: E402
 import layers  # noqa: E402
+import roofline  # noqa: E402
 import measure  # noqa: E402
 import train_loss  # noqa: E402
 from contenders import PEERS, HECTOR, Shared, Skip, hector  # noqa: E402
@@ -573,7 +574,7 @@ def profile_case(args, device):
              else measure.measure_bandwidth(device, nbytes=1 << 26, reps=3),
              "gemm_peak_flops_per_s": measure.measure_gemm_peak(device, args.precision)}
     measure.set_precision(args.precision)
-    result["roofline"] = dict(peaks, **layers.roofline(args.model, args.mode, args.width, args.heads,
+    result["roofline"] = dict(peaks, **roofline.bound(args.model, args.mode, args.width, args.heads,
                                                        counts, peaks))
     if result["roofline"].get("bound_ms") and result["event_ms"]:
         result["roofline"]["fraction"] = result["roofline"]["bound_ms"] / result["event_ms"]

@@ -37,10 +37,10 @@ import repo_paths  # noqa: E402,F401  (sets the import paths)
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-import bytes_model  # noqa: E402
 import flops_model  # noqa: E402
 import measure  # noqa: E402
 import report  # noqa: E402
+import roofline  # noqa: E402
 import train_loss  # noqa: E402
 from contenders import Shared, Skip, contenders_for, is_hector, torch_geometric  # noqa: E402
 from hector.datasets.shapes import DATASETS  # noqa: E402
@@ -262,11 +262,11 @@ class Bench:
                "contender": name, "status": "ok", "median_ms": None, "samples": 0, "peak_mem_bytes": None,
                "compile_s": None, "min_bytes": None, "bw_fraction": None, "max_rel_err": None,
                "precision": self.args.precision, "loss": self.meta.get("loss"),
-               "min_flops": None, "flops_variant": None, "exact_min_flops": None,
+               "min_flops": None, "flops_variant": None,
                "bound_bytes_ms": None, "bound_flops_ms": None, "bound_ms": None,
                "roofline_fraction": None, "vs_best_peer": None, "best_peer": None, "note": ""}
         if counts is not None:
-            rec.update(roofline(model, mode, width, self.args.heads, counts, self.meta))
+            rec.update(roofline.bound(model, mode, width, self.args.heads, counts, self.meta))
         rec.update(kw)
         return rec
 
@@ -365,23 +365,6 @@ def hector_selection(args):
 def selected(name, wanted):
     """--contenders filter: exact names; 'hector' selects every Hector contender."""
     return wanted is None or name in wanted or ("hector" in wanted and is_hector(name))
-
-
-def roofline(model, mode, width, heads, counts, meta):
-    """The case's minimum bytes and FLOPs and the bound they give at the run's measured peaks."""
-    c = dict(counts, width=width, heads=heads)
-    min_bytes = bytes_model.min_bytes(model, mode, num_nodes=c["N"], num_edges=c["E"],
-                                      num_node_types=c["T"], num_edge_types=c["R"], din=width,
-                                      dout=width, heads=heads)
-    flops, variant = flops_model.min_flops(model, mode, **c)
-    out = {"min_bytes": min_bytes, "min_flops": flops, "flops_variant": variant,
-           "exact_min_flops": 2 * flops_model.exact_min_macs(model, mode, **c)}
-    bw, peak = meta.get("hbm_bytes_per_s"), meta.get("gemm_peak_flops_per_s")
-    if bw and peak:
-        out["bound_bytes_ms"] = min_bytes / bw * 1e3
-        out["bound_flops_ms"] = flops / peak * 1e3
-        out["bound_ms"] = max(out["bound_bytes_ms"], out["bound_flops_ms"])
-    return out
 
 
 def compare_with_best_peer(recs):

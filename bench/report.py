@@ -1,6 +1,7 @@
 """Markdown tables and PNG plots from bench/layers.py JSON results; also merges several runs.
 
     python3 bench/report.py run1.json run2.json --out DIR   # writes DIR/layers.{json,md} and plots
+    python3 bench/report.py old.json --recompute-roofline --out DIR   # today's roofline models
 """
 
 from __future__ import annotations
@@ -249,8 +250,16 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("json", nargs="+")
     ap.add_argument("--out", required=True)
+    ap.add_argument("--stem", default="layers", help="file names DIR/STEM.{json,md}")
+    ap.add_argument("--recompute-roofline", action="store_true",
+                    help="recompute the roofline columns with the current bytes and FLOPs models "
+                         "(the times and the measured peaks stay)")
     args = ap.parse_args(argv)
-    for path in write_all(merge(args.json), args.out):
+    data = merge(args.json)
+    if args.recompute_roofline:
+        import roofline  # numpy, through flops_model
+        roofline.recompute(data)
+    for path in write_all(data, args.out, stem=args.stem):
         print("wrote", path)
 
 

@@ -33,6 +33,7 @@ sys.path.insert(0, os.path.join(REPO, "bench"))
 import flops_model  # noqa: E402
 import layers  # noqa: E402
 import report  # noqa: E402
+import roofline  # noqa: E402
 import train_loss  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings(r"ignore:scatter_reduce\(\) is in beta")
@@ -121,7 +122,7 @@ class Graph:
         return ex / self.scatter(ex)[self.dst]
 
 
-def counted_forward(model, variant, G, h, p, heads, count, per_head_reorder=False):
+def counted_forward(model, variant, G, h, p, heads, count):
     compact, reorder = "C" in variant, "R" in variant
     d = h.shape[1]
     dh = d // heads
@@ -135,7 +136,7 @@ def counted_forward(model, variant, G, h, p, heads, count, per_head_reorder=Fals
         ze = torch.index_select(z, 0, row_of_edge).view(G.E, heads, dh)
         a, b = p["a"][G.etype].view(G.E, heads, dh), p["b"][G.etype].view(G.E, heads, dh)
         s_src = (ze * a).sum(2)
-        if reorder and (heads == 1 or per_head_reorder):
+        if reorder:
             # h_t . (W_phi[:, head] b_phi[head]): weight-vector products, not counted.
             wb = torch.einsum("rihj,rhj->rih", p["W"].view(G.R, d, heads, dh), p["b"].view(G.R, heads, dh))
             s_dst = torch.einsum("ei,eih->eh", h[G.dst], wb[G.etype])
@@ -208,28 +209,24 @@ def test_flop_model_counts_what_an_implementation_of_each_variant_multiplies(gra
     d_out = torch.randn(ref.shape, dtype=torch.float64, generator=torch.Generator().manual_seed(3))
     ref_grads = _grads(ref, h, params, d_out)
     counted = {}
-    for per_head in (False, True):
-        for v in flops_model.VARIANTS:
-            count = Count()
-            out = counted_forward(model, v, G, h, params, heads, count, per_head_reorder=per_head)
-            torch.testing.assert_close(out, ref.detach(), rtol=1e-9, atol=1e-9)
-            forward = count.forward
-            for got, want in zip(_grads(out, h, params, d_out), ref_grads):
-                torch.testing.assert_close(got, want, rtol=1e-8, atol=1e-9)
-            assert forward == sum(flops_model.terms(model, v, per_head_reorder=per_head, **counts).values())
-            # Every counted GEMM gets both its gradients: training = 3x the forward.
-            assert count.backward == 2 * forward
-            if not per_head:
-                assert forward == flops_model.variant_macs(model, v, "inference", **counts)
-                assert forward + count.backward == flops_model.variant_macs(model, v, "training", **counts)
-            counted[(per_head, v)] = forward
+    for v in flops_model.VARIANTS:
+        count = Count()
+        out = counted_forward(model, v, G, h, params, heads, count)
+        torch.testing.assert_close(out, ref.detach(), rtol=1e-9, atol=1e-9)
+        forward = count.forward
+        for got, want in zip(_grads(out, h, params, d_out), ref_grads):
+            torch.testing.assert_close(got, want, rtol=1e-8, atol=1e-9)
+        assert forward == sum(flops_model.terms(model, v, **counts).values())
+        # Every counted GEMM gets both its gradients: training = 3x the forward.
+        assert count.backward == 2 * forward
+        assert forward == flops_model.variant_macs(model, v, "inference", **counts)
+        assert forward + count.backward == flops_model.variant_macs(model, v, "training", **counts)
+        counted[v] = forward
     for mode, factor in (("inference", 1), ("training", 3)):
         macs, variant = flops_model.min_macs(model, mode, **counts)
-        assert macs == factor * min(counted[(False, v)] for v in flops_model.VARIANTS)
-        assert macs == factor * counted[(False, variant)]
+        assert macs == factor * min(counted.values())
+        assert macs == factor * counted[variant]
         assert flops_model.min_flops(model, mode, **counts) == (2 * macs, variant)
-        assert flops_model.exact_min_macs(model, mode, **counts) == factor * min(
-            counted[(True, v)] for v in flops_model.VARIANTS)
 
 
 def test_flop_model_closed_forms_and_legality():
@@ -238,9 +235,10 @@ def test_flop_model_closed_forms_and_legality():
     # RGCN: pairs and nodes; RGAT one head: pairs only (the destination GEMM reordered away).
     assert flops_model.min_macs("rgcn", "inference", heads=1, **c) == ((3000 + 1000) * d * d, "C")
     assert flops_model.min_macs("rgat", "inference", heads=1, **c) == (3000 * d * d, "C+R")
-    # RGAT with several heads: Hector does not reorder, the per-edge destination GEMM stays.
-    assert flops_model.min_macs("rgat", "training", heads=4, **c) == (3 * (3000 + 8000) * d * d, "C")
-    assert flops_model.exact_min_macs("rgat", "training", heads=4, **c) == 3 * 3000 * d * d
+    # RGAT with several heads: head-block reordering removes the per-edge destination GEMM too;
+    # without it (C) that GEMM stays.
+    assert flops_model.min_macs("rgat", "training", heads=4, **c) == (3 * 3000 * d * d, "C+R")
+    assert flops_model.variant_macs("rgat", "C", "training", heads=4, **c) == 3 * (3000 + 8000) * d * d
     # HGT: the reordered chain needs typed endpoints.
     hgt = flops_model.terms("hgt", "C+R", heads=2, **c)
     assert hgt["key: K_tau W_att_phi (weights only)"] == 10 * d ** 3 // 2
@@ -381,3 +379,29 @@ def test_report_summary_counts_the_issue_criteria():
     lines = report.summary(results)
     assert lines[4] == ("| fp32 | hector-new | 3 | 1.00x, 1/2 | 1.00x, 1/2 | "
                         "10% (rgcn bgs training w64 h1) | 1/2 |")
+
+
+def test_report_recomputes_the_roofline_of_an_earlier_run_with_todays_models(tmp_path):
+    """--recompute-roofline keeps the times and peaks and replaces the model-derived columns:
+    here a run recorded with a FLOPs bound that counted RGAT's per-edge destination GEMM."""
+    dataset = {"nodes": 1000, "edges": 8000, "pairs": 3000, "edge_types": 10, "node_types": 3,
+               "typed_endpoints": True}
+    meta = {"device_name": "x", "command": "c", "hbm_bytes_per_s": 2e12, "gemm_peak_flops_per_s": 5e13}
+    counts = roofline.counts_of(dataset)
+    stale = {"min_flops": 2 * 3 * (3000 + 8000) * 64 * 64, "flops_variant": "C", "bound_ms": 1.0,
+             "roofline_fraction": 0.5}
+    old = {"meta": meta, "datasets": {"biokg": dataset},
+           "results": [dict(stale, model="rgat", dataset="biokg", mode="training", width=64, heads=4,
+                            contender="hector", status="ok", median_ms=2.0, peak_mem_bytes=None,
+                            precision="fp32")]}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    report.main([str(path), "--recompute-roofline", "--stem", "new", "--out", str(tmp_path / "out")])
+    rec = json.loads((tmp_path / "out" / "new.json").read_text())["results"][0]
+    macs, variant = flops_model.min_macs("rgat", "training", width=64, heads=4, **counts)
+    assert (rec["min_flops"], rec["flops_variant"]) == (2 * macs, variant) == (2 * 3 * 3000 * 64 * 64, "C+R")
+    assert rec["bound_flops_ms"] == pytest.approx(rec["min_flops"] / 5e13 * 1e3)
+    assert rec["bound_ms"] == max(rec["bound_flops_ms"], rec["bound_bytes_ms"])
+    assert rec["roofline_fraction"] == pytest.approx(rec["bound_ms"] / 2.0)
+    assert rec["median_ms"] == 2.0  # the measurement stays
+    assert rec == dict(rec, **roofline.bound("rgat", "training", 64, 4, counts, meta))
