@@ -801,6 +801,18 @@ std::optional<Schedule> getVectorSchedule(GemmOp op) {
                   llvm::alignTo(k, 4));
   if (s.tn % 4 != 0)
     return std::nullopt;
+  auto sharedBytes = [&](int64_t tm) {
+    return (tm * (s.td + 4) + s.td * (s.tn + 4)) * 4;
+  };
+  // A column tile narrowed to a small output (a per-head block of 16
+  // columns, a map with 4 outputs) takes the rows of the full tile's area
+  // instead: at [64, 16] each thread would hold one row of 4 outputs (the
+  // staging and index work of a row spread over 4 multiply-adds), at [64, 4]
+  // three quarters of the threads would hold none. The rows double while
+  // the tile stays within the full tile's outputs and its staging fits.
+  while (s.tm * 2 * s.tn <= tile[0] * tile[1] &&
+         sharedBytes(s.tm * 2) <= kMaxSharedBytes)
+    s.tm *= 2;
   s.threadsN = s.tn / 4;
   if (s.threadsN > s.threads)
     return std::nullopt;
@@ -810,8 +822,7 @@ std::optional<Schedule> getVectorSchedule(GemmOp op) {
   s.cm = s.tm / s.threadsM;
   if (s.cm * s.cn > kMaxOutputsPerThread)
     return std::nullopt;
-  int64_t bytes = (s.tm * (s.td + 4) + s.td * (s.tn + 4)) * 4;
-  if (bytes > kMaxSharedBytes)
+  if (sharedBytes(s.tm) > kMaxSharedBytes)
     return std::nullopt;
   return s;
 }

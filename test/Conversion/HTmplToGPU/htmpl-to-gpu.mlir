@@ -207,6 +207,35 @@ func.func @gemm_per_head(%lhs: memref<?x64xf32>, %rhs: memref<?x4x16x8xf32>,
 
 // -----
 
+// The vector kernel (16-byte rows, coarsen 4) of a narrow output keeps the
+// full tile's area in rows: per-head 16 x 16 blocks stage 256 rows ([256][16
+// + 4], B [16][16 + 4]) and a 4-column map 256 rows of its 32-deep k-tiles
+// ([256][32 + 4]: 512 rows would pass 48 KiB of shared memory); the grid
+// tiles the rows by 256. The general kernel beside them keeps 64-row tiles.
+// CHECK-LABEL: func.func @gemm_narrow_tiles
+// CHECK-DAG: %[[C256:[-a-zA-Z0-9_]+]] = arith.constant 256 : index
+// CHECK: arith.ceildivui %{{.*}}, %[[C256]] : index
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<256x20xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x20xf32, #gpu.address_space<workgroup>>)
+// CHECK: } else {
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<32x65xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x17xf32, #gpu.address_space<workgroup>>)
+// CHECK: arith.ceildivui %{{.*}}, %[[C256]] : index
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<256x36xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<32x8xf32, #gpu.address_space<workgroup>>)
+// CHECK: } else {
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<64x65xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<64x5xf32, #gpu.address_space<workgroup>>)
+func.func @gemm_narrow_tiles(%lhs: memref<?x64xf32>, %heads: memref<?x4x16x16xf32>,
+                             %out: memref<?x64xf32>, %seg: memref<?xi32>,
+                             %map: memref<?x64x4xf32>, %out4: memref<?x4xf32>) {
+  htmpl.gemm lhs(%lhs : memref<?x64xf32>) rhs(%heads : memref<?x4x16x16xf32>)
+             out(%out : memref<?x64xf32>) segments(%seg : memref<?xi32>)
+             {tile = array<i64: 64, 64, 32>, coarsen = 4}
+  htmpl.gemm lhs(%lhs : memref<?x64xf32>) rhs(%map : memref<?x64x4xf32>)
+             out(%out4 : memref<?x4xf32>) segments(%seg : memref<?xi32>)
+             {tile = array<i64: 64, 64, 32>, coarsen = 4}
+  return
+}
+
+// -----
+
 // Weight gradient: the weight is cleared by a first kernel; the rows are
 // split into chunks over grid.x (chunk = 32 * ceil(ceil(M / 1024) / 32)), a
 // block reduces the segment pieces of its chunk 32 rows (4 stages of 8) at a
