@@ -148,6 +148,11 @@ Value groupAllReduce(OpBuilder &b, Location loc, Value value,
 /// statically) are unrolled after the split: no loop counter, compare and
 /// branch per feature, and the loads of all iterations issued together.
 constexpr uint64_t kMaxUnrolledPerLane = 8;
+/// Loops of unknown length (a node's CSR row, walked by its lanes) are
+/// unrolled by this factor after the split: the loads of that many
+/// iterations issue before the first result is needed, where the rolled
+/// loop waits for each iteration's index and row before the next one's.
+constexpr uint64_t kDynamicUnroll = 4;
 
 /// Splits the iterations of `loop` over the lanes of the group (lane l runs
 /// iterations l, l + lanes, ...) and finishes its reductions in the group.
@@ -218,6 +223,20 @@ bool distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
       rewriter.modifyOpInPlace(use->getOwner(), [&]() { use->set(result); });
   }
   return perLane && perLane <= kMaxUnrolledPerLane;
+}
+
+/// Unrolls a distributed loop of unknown length by kDynamicUnroll. Its
+/// lower bound is now lane-dependent and may pass the upper bound by up to
+/// the new step; the unroller's trip count assumes it does not (it divides
+/// unsigned), so the upper bound is raised to the lower first, which keeps
+/// such a lane's loop empty.
+void unrollUnknownLength(RewriterBase &rewriter, scf::ForOp loop) {
+  rewriter.setInsertionPoint(loop);
+  Value upper = arith::MaxSIOp::create(rewriter, loop.getLoc(),
+                                       loop.getUpperBound(),
+                                       loop.getLowerBound());
+  rewriter.modifyOpInPlace(loop, [&]() { loop.setUpperBound(upper); });
+  (void)loopUnrollByFactor(loop, kDynamicUnroll);
 }
 
 /// Moves `op` into `scf.if lane0`.
@@ -305,6 +324,7 @@ void hector::gpu::rewriteWarpBody(RewriterBase &rewriter,
     if (!plan.distributed.contains(op))
       continue;
     auto loop = cast<scf::ForOp>(op);
+    bool unknownLength = !loop.getStaticTripCount();
     bool unroll = distributeLoop(rewriter, loop, context);
     if (syncAfter.contains(op) || plan.syncAfterStores.contains(op)) {
       rewriter.setInsertionPointAfter(op);
@@ -312,6 +332,8 @@ void hector::gpu::rewriteWarpBody(RewriterBase &rewriter,
     }
     if (unroll)
       (void)loopUnrollFull(loop);
+    else if (unknownLength)
+      unrollUnknownLength(rewriter, loop);
   }
 }
 

@@ -132,10 +132,22 @@ func.func @heads(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
 
 // -----
 
-// A loop of unknown length (the edges of a node) keeps the whole warp.
+// A loop of unknown length (the edges of a node) keeps the whole warp, and
+// its lanes' loops are unrolled by 4 (four loads in flight per lane), with a
+// remainder loop; the upper bound is first raised to the lane's start, so
+// that a lane past the end of a short row counts no iterations.
 // CHECK-LABEL: func.func @degree_sum
 // CHECK: gpu.launch
-// CHECK: arith.remui %{{.*}}, %c32 : index
+// CHECK: %[[LANE:[-a-zA-Z0-9_]+]] = arith.remui %{{.*}}, %c32 : index
+// CHECK: %[[BEGIN:[-a-zA-Z0-9_]+]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: %[[END:[-a-zA-Z0-9_]+]] = arith.index_cast %{{.*}} : i32 to index
+// CHECK: %[[START:[-a-zA-Z0-9_]+]] = arith.addi %[[BEGIN]], %[[LANE]] : index
+// CHECK: %[[UPPER:[-a-zA-Z0-9_]+]] = arith.maxsi %[[END]], %[[START]] : index
+// CHECK: %[[MAIN:[-a-zA-Z0-9_]+]] = scf.for %[[I:[-a-zA-Z0-9_]+]] = %[[START]] to %{{.*}} step %c128 iter_args
+// CHECK-COUNT-4: memref.load
+// CHECK: scf.yield
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[UPPER]] step %c32 iter_args(%{{.*}} = %[[MAIN]])
+// CHECK: memref.load
 // CHECK: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %c16_i32, %c31_i32 : f32 -> f32
 func.func @degree_sum(%rp: memref<?xi32>, %w: memref<?xf32>, %out: memref<?x1xf32>) {
   %c0 = arith.constant 0 : index
