@@ -225,11 +225,12 @@ bool distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
   return perLane && perLane <= kMaxUnrolledPerLane;
 }
 
-/// Unrolls a distributed loop of unknown length by kDynamicUnroll. Its
-/// lower bound is now lane-dependent and may pass the upper bound by up to
-/// the new step; the unroller's trip count assumes it does not (it divides
-/// unsigned), so the upper bound is raised to the lower first, which keeps
-/// such a lane's loop empty.
+/// Unrolls a distributed loop of unknown length by kDynamicUnroll (the
+/// remainder loop lands right after it, before any warp sync that follows).
+/// Its lower bound is now lane-dependent and passes the upper bound for a
+/// lane beyond the end of a short row; the unroller's trip count assumes it
+/// does not (it divides unsigned), so the upper bound is raised to the
+/// lower first, which keeps such a lane's loops empty.
 void unrollUnknownLength(RewriterBase &rewriter, scf::ForOp loop) {
   rewriter.setInsertionPoint(loop);
   Value upper = arith::MaxSIOp::create(rewriter, loop.getLoc(),
