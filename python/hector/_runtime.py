@@ -14,7 +14,7 @@ import glob
 import os
 import threading
 
-ABI_VERSION = 2
+ABI_VERSION = 3
 
 # hector_status (runtime.h)
 OK = 0
@@ -26,6 +26,7 @@ INDEX_OUT_OF_RANGE = 5
 NO_KERNELS = 6
 NOT_REGISTERED = 7
 OUT_OF_MEMORY = 8
+IO = 9
 
 # hector_gather flags
 GATHER_CHECK = 1

@@ -26,6 +26,7 @@ extern "C" const char* hector_status_name(int status) {
     case HECTOR_ERROR_NO_KERNELS: return "HECTOR_ERROR_NO_KERNELS";
     case HECTOR_ERROR_NOT_REGISTERED: return "HECTOR_ERROR_NOT_REGISTERED";
     case HECTOR_ERROR_OUT_OF_MEMORY: return "HECTOR_ERROR_OUT_OF_MEMORY";
+    case HECTOR_ERROR_IO: return "HECTOR_ERROR_IO";
     default: return "HECTOR_ERROR_UNKNOWN";
   }
 }

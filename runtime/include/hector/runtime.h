@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a signature or struct below changes. */
-#define HECTOR_RUNTIME_ABI_VERSION 2
+#define HECTOR_RUNTIME_ABI_VERSION 3
 
 typedef enum hector_status {
   HECTOR_OK = 0,
@@ -45,7 +45,9 @@ typedef enum hector_status {
   HECTOR_ERROR_INDEX_OUT_OF_RANGE = 5, /* a gather index outside [0, rows) */
   HECTOR_ERROR_NO_KERNELS = 6,         /* library built without nvcc */
   HECTOR_ERROR_NOT_REGISTERED = 7,     /* unregister of memory never registered */
-  HECTOR_ERROR_OUT_OF_MEMORY = 8       /* host or device allocation failed */
+  HECTOR_ERROR_OUT_OF_MEMORY = 8,      /* host or device allocation failed */
+  HECTOR_ERROR_IO = 9                  /* a file read or write failed, or read
+                                          back data did not match its checksum */
 } hector_status;
 
 /* HECTOR_RUNTIME_ABI_VERSION of the loaded library. Never fails. */

@@ -1,0 +1,146 @@
+"""The runtime's tensor cache (C ABI: runtime/include/hector/tensor_cache.h).
+
+    from hector.tensor_cache import TensorCache
+    with TensorCache(host_capacity=1 << 30, directory="/scratch") as cache:
+        cache.put(7, array, tier="disk")     # returns before the write completes
+        out = cache.get(7, like=array)       # bit-identical copy
+        cache.release(7)
+
+Values are numpy arrays (any dtype, C-contiguous) or bytes-like objects.
+Failures raise hector._runtime.HectorRuntimeError with the runtime's message
+(status OUT_OF_MEMORY: the host tier is full and nothing was stored; IO: a
+read failed or did not match its checksum). docs/offload.md describes the
+tiers.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Optional
+
+import numpy as np
+
+from . import _runtime
+
+TIERS = {"host": 0, "disk": 1}
+CHECKSUM, NO_DIRECT_IO = 1, 2  # hector_tensor_cache_config.flags
+
+
+class _Config(ctypes.Structure):
+    _fields_ = [
+        ("directory", ctypes.c_char_p),
+        ("host_capacity", ctypes.c_uint64),
+        ("disk_capacity", ctypes.c_uint64),
+        ("chunk_bytes", ctypes.c_uint64),
+        ("io_threads", ctypes.c_uint32),
+        ("flags", ctypes.c_uint32),
+        ("fail_write", ctypes.c_int64),
+    ]
+
+
+class _Stats(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in (
+        "values", "host_bytes", "disk_bytes", "bytes_written", "bytes_read", "deduplicated",
+        "handed_over", "writes_failed", "checksum_failures")] + [
+        ("direct_io", ctypes.c_uint32), ("reserved", ctypes.c_uint32)]
+
+
+_declared = set()
+
+
+def _lib() -> ctypes.CDLL:
+    lib = _runtime.load()
+    if id(lib) not in _declared:
+        c_int, c_void_p, u64 = ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64
+        for name, argtypes in {
+            "hector_tensor_cache_create": [ctypes.POINTER(_Config), ctypes.POINTER(c_void_p)],
+            "hector_tensor_cache_destroy": [c_void_p],
+            "hector_tensor_cache_put": [c_void_p, u64, c_void_p, u64, c_int],
+            "hector_tensor_cache_get": [c_void_p, u64, c_void_p, u64],
+            "hector_tensor_cache_release": [c_void_p, u64],
+            "hector_tensor_cache_where": [c_void_p, u64, ctypes.POINTER(c_int)],
+            "hector_tensor_cache_flush": [c_void_p],
+            "hector_tensor_cache_stats_get": [c_void_p, ctypes.POINTER(_Stats)],
+        }.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = c_int, argtypes
+        _declared.add(id(lib))
+    return lib
+
+
+def _buffer(value) -> np.ndarray:
+    """The bytes of `value` as a contiguous uint8 view (no copy when it is contiguous)."""
+    array = np.ascontiguousarray(np.frombuffer(value, dtype=np.uint8) if isinstance(
+        value, (bytes, bytearray, memoryview)) else value)
+    return array.reshape(-1).view(np.uint8)
+
+
+class TensorCache:
+    """A host tier and, with `directory`, a disk tier (one unlinked file there)."""
+
+    def __init__(self, host_capacity: int, directory: Optional[str] = None, *,
+                 disk_capacity: int = 0, chunk_bytes: int = 0, io_threads: int = 0,
+                 checksum: bool = False, direct_io: bool = True, fail_write: int = 0):
+        self._handle = None
+        self._lib = _lib()
+        config = _Config(directory.encode() if directory else None, host_capacity, disk_capacity,
+                         chunk_bytes, io_threads,
+                         (CHECKSUM if checksum else 0) | (0 if direct_io else NO_DIRECT_IO),
+                         fail_write)
+        handle = ctypes.c_void_p()
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_create(ctypes.byref(config),
+                                                                        ctypes.byref(handle)))
+        self._handle = handle
+
+    def _h(self) -> ctypes.c_void_p:
+        if self._handle is None:
+            raise ValueError("the tensor cache is closed")
+        return self._handle
+
+    def put(self, key: int, value, tier: str = "host") -> None:
+        if tier not in TIERS:
+            raise ValueError(f"unknown tier {tier!r} (known: {', '.join(TIERS)})")
+        data = _buffer(value)
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_put(
+            self._h(), key, data.ctypes.data, data.nbytes, TIERS[tier]))
+
+    def get(self, key: int, like=None, *, nbytes: Optional[int] = None) -> np.ndarray:
+        """The value of `key`: an array shaped and typed like `like`, else `nbytes` bytes."""
+        out = np.empty_like(like) if like is not None else np.empty(nbytes, dtype=np.uint8)
+        if not out.flags["C_CONTIGUOUS"]:
+            out = np.ascontiguousarray(out)
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_get(
+            self._h(), key, out.ctypes.data, out.nbytes))
+        return out
+
+    def release(self, key: int) -> None:
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_release(self._h(), key))
+
+    def where(self, key: int) -> str:
+        tier = ctypes.c_int()
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_where(
+            self._h(), key, ctypes.byref(tier)))
+        return "disk" if tier.value == TIERS["disk"] else "host"
+
+    def flush(self) -> None:
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_flush(self._h()))
+
+    def stats(self) -> dict:
+        s = _Stats()
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_stats_get(self._h(),
+                                                                           ctypes.byref(s)))
+        return {name: getattr(s, name) for name, _ in _Stats._fields_ if name != "reserved"}
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._lib.hector_tensor_cache_destroy(self._handle)
+            self._handle = None
+
+    def __enter__(self) -> "TensorCache":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def __del__(self):
+        self.close()

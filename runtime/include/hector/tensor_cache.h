@@ -1,0 +1,121 @@
+/* Hector runtime: a tensor cache with a host tier and a disk tier, where
+ * training keeps the values it saves for the backward pass when GPU memory
+ * is short (docs/offload.md).
+ *
+ * Values are byte ranges stored under the caller's 64-bit keys. A value put
+ * in the disk tier is first copied into host memory (so the caller may reuse
+ * its buffer at once), then written to one file by a pool of I/O threads in
+ * chunks, with O_DIRECT where the file system supports it; its host copy is
+ * freed when the write completes. Reading it back waits for nothing that is
+ * not needed:
+ *  - a value whose write has not completed is handed over from its host copy
+ *    and the rest of the write is cancelled (the value then stays in host
+ *    memory);
+ *  - a value on disk is read by the I/O threads in parallel chunks.
+ * Nothing is lost: a write that fails (an I/O error, a full disk, the disk
+ * tier's capacity) leaves the value in host memory, counted in the
+ * statistics and reported once on stderr; a put that finds the host tier
+ * full fails with HECTOR_ERROR_OUT_OF_MEMORY and stores nothing, so the
+ * caller keeps its value. With HECTOR_CACHE_CHECKSUM every value is hashed
+ * when put and checked when read; a mismatch fails the read with
+ * HECTOR_ERROR_IO.
+ *
+ * A key put again while stored is deduplicated: the value is kept once and
+ * reference counted (the second put must give the same size), and each put
+ * is matched by one release. All functions are thread-safe; the usual
+ * conventions of hector/runtime.h hold (status codes, hector_last_error).
+ */
+#ifndef HECTOR_TENSOR_CACHE_H
+#define HECTOR_TENSOR_CACHE_H
+
+#include <stdint.h>
+
+#include "hector/runtime.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hector_tensor_cache hector_tensor_cache;
+
+typedef enum hector_cache_tier {
+  HECTOR_CACHE_HOST = 0, /* host memory */
+  HECTOR_CACHE_DISK = 1  /* a file in the configured directory */
+} hector_cache_tier;
+
+/* hector_tensor_cache_config.flags */
+#define HECTOR_CACHE_CHECKSUM 1u    /* hash every value, verify every read */
+#define HECTOR_CACHE_NO_DIRECT_IO 2u /* buffered file I/O even where O_DIRECT works */
+
+typedef struct hector_tensor_cache_config {
+  const char* directory;  /* the disk tier's directory; NULL: no disk tier */
+  uint64_t host_capacity; /* bytes of host memory the cache may hold, host
+                             copies of values being written included */
+  uint64_t disk_capacity; /* bytes the disk tier's file may use; 0: no limit
+                             but the file system's */
+  uint64_t chunk_bytes;   /* largest I/O request; 0: 8 MiB (rounded up to 4 KiB) */
+  uint32_t io_threads;    /* disk tier threads; 0: 8 */
+  uint32_t flags;         /* HECTOR_CACHE_* */
+  int64_t fail_write;     /* for tests: the n-th disk write request (counting
+                             from 1) fails as an I/O error; 0: none */
+} hector_tensor_cache_config;
+
+typedef struct hector_tensor_cache_stats {
+  uint64_t values;             /* stored values (deduplicated) */
+  uint64_t host_bytes;         /* host memory held, write buffers included */
+  uint64_t disk_bytes;         /* file space held (4 KiB-aligned extents) */
+  uint64_t bytes_written;      /* to the file, completed requests */
+  uint64_t bytes_read;         /* from the file */
+  uint64_t deduplicated;       /* puts of a key already stored */
+  uint64_t handed_over;        /* reads served from a write still in flight */
+  uint64_t writes_failed;      /* values kept in host memory after a failed write */
+  uint64_t checksum_failures;  /* reads whose data did not match its hash */
+  uint32_t direct_io;          /* 1 if the file is opened with O_DIRECT */
+  uint32_t reserved;
+} hector_tensor_cache_stats;
+
+/* Creates a cache. With a directory, the disk tier's file is created there
+ * and unlinked at once (it never outlives the cache). Fails with
+ * INVALID_ARGUMENT (bad configuration), IO (the directory cannot hold the
+ * file) or OUT_OF_MEMORY. */
+HECTOR_API int hector_tensor_cache_create(const hector_tensor_cache_config* config,
+                                          hector_tensor_cache** out);
+
+/* Waits for the writes in flight, then frees everything. NULL is fine. */
+HECTOR_API int hector_tensor_cache_destroy(hector_tensor_cache* cache);
+
+/* Stores a copy of [data, data + bytes) under `key` in `tier` (bytes may be
+ * 0). Returns before a disk write completes. A stored key gets one more
+ * reference instead (`bytes` must match; `data` is not read). Fails with
+ * INVALID_ARGUMENT (no disk tier, size mismatch) or OUT_OF_MEMORY (the host
+ * tier is full: nothing is stored). */
+HECTOR_API int hector_tensor_cache_put(hector_tensor_cache* cache, uint64_t key,
+                                       const void* data, uint64_t bytes,
+                                       hector_cache_tier tier);
+
+/* Copies the value of `key` into [out, out + bytes); `bytes` must be its
+ * size. Fails with INVALID_ARGUMENT (unknown key, size mismatch) or IO (a
+ * read error or a checksum mismatch: the value stays stored). */
+HECTOR_API int hector_tensor_cache_get(hector_tensor_cache* cache, uint64_t key,
+                                       void* out, uint64_t bytes);
+
+/* Drops one reference to `key`; the last frees its memory and file space
+ * (cancelling a write in flight). Fails with INVALID_ARGUMENT (unknown key). */
+HECTOR_API int hector_tensor_cache_release(hector_tensor_cache* cache, uint64_t key);
+
+/* Where `key` is now: HECTOR_CACHE_DISK once its write has completed, else
+ * HECTOR_CACHE_HOST. Fails with INVALID_ARGUMENT (unknown key). */
+HECTOR_API int hector_tensor_cache_where(hector_tensor_cache* cache, uint64_t key,
+                                         hector_cache_tier* tier);
+
+/* Waits until no write is in flight. */
+HECTOR_API int hector_tensor_cache_flush(hector_tensor_cache* cache);
+
+HECTOR_API int hector_tensor_cache_stats_get(hector_tensor_cache* cache,
+                                             hector_tensor_cache_stats* stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,455 @@
+// The tensor cache of hector/tensor_cache.h: values in host memory or in the
+// disk tier's file, written and read by a pool of I/O threads in chunks.
+//
+// One mutex guards the key map, the job queue, the file's extents and the
+// statistics; copies and file I/O run outside it. An entry is shared with
+// the jobs that use it, so a release while a write or read is in flight only
+// marks it: whoever finishes last frees its memory and file space.
+#include "hector/tensor_cache.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "../error.h"
+#include "cache_file.h"
+
+using namespace hector;
+
+namespace {
+
+constexpr uint64_t kDefaultChunk = 8ull << 20;
+constexpr uint32_t kDefaultThreads = 8;
+
+// 64-bit hash of a value, 8 bytes per step (multiply-xorshift), so that the
+// checksum mode costs far less than the copies it guards.
+uint64_t hash_bytes(const void* data, uint64_t bytes) {
+  const unsigned char* p = static_cast<const unsigned char*>(data);
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ bytes;
+  auto mix = [&](uint64_t v) {
+    h ^= v * 0xff51afd7ed558ccdull;
+    h = (h << 31 | h >> 33) * 0xc4ceb9fe1a85ec53ull;
+  };
+  uint64_t i = 0;
+  for (; i + 8 <= bytes; i += 8) {
+    uint64_t v;
+    std::memcpy(&v, p + i, 8);
+    mix(v);
+  }
+  uint64_t tail = 0;
+  if (bytes > i) std::memcpy(&tail, p + i, bytes - i);
+  mix(tail);
+  return h ^ (h >> 29);
+}
+
+struct Entry {
+  uint64_t bytes = 0;
+  uint64_t refs = 1;
+  char* host = nullptr;     // host copy (kIoAlign-aligned, size rounded up)
+  uint64_t host_bytes = 0;  // charged to the host capacity
+  int64_t offset = -1;      // file extent, -1: none
+  uint64_t extent = 0;
+  uint64_t hash = 0;
+  bool on_disk = false;     // the write completed; `host` may still be held
+  uint32_t chunks_left = 0; // write chunks not finished
+  bool cancel = false;      // handed over or released: skip the rest
+  int write_error = 0;      // errno of a failed chunk
+  bool released = false;    // no key refers to it any more
+  bool filling = true;      // its put is still copying the value in
+  uint32_t readers = 0;     // copies from or into it in progress
+};
+using EntryPtr = std::shared_ptr<Entry>;
+
+// The chunks of one get from the file.
+struct ReadBatch {
+  uint32_t left = 0;
+  int error = 0;
+};
+
+struct Job {
+  EntryPtr entry;
+  uint64_t offset = 0;  // within the value
+  uint64_t bytes = 0;   // the chunk (reads: the value's bytes in it)
+  ReadBatch* batch = nullptr;  // reads only
+  char* out = nullptr;         // reads only
+};
+
+}  // namespace
+
+struct hector_tensor_cache {
+  hector_tensor_cache_config config{};
+  std::string directory;
+  CacheFile file;
+  bool has_disk = false;
+
+  std::mutex mu;
+  std::condition_variable work;  // jobs queued, or stopping
+  std::condition_variable done;  // a write finished or a read chunk done
+  std::deque<Job> jobs;
+  std::vector<std::thread> threads;
+  bool stopping = false;
+  uint64_t writes_in_flight = 0;
+  uint64_t write_requests = 0;  // for config.fail_write
+  bool warned = false;
+
+  std::unordered_map<uint64_t, EntryPtr> entries;
+  hector_tensor_cache_stats stats{};
+
+  // --- with `mu` held -------------------------------------------------
+  void free_host(Entry& e) {
+    std::free(e.host);
+    e.host = nullptr;
+    stats.host_bytes -= e.host_bytes;
+    e.host_bytes = 0;
+  }
+  void free_extent(Entry& e) {
+    if (e.offset < 0) return;
+    file.free(e.offset, e.extent);
+    stats.disk_bytes = file.used();
+    e.offset = -1;
+  }
+  // Frees what a released entry still holds once nothing uses it.
+  void reclaim(Entry& e) {
+    if (!e.released || e.readers || e.chunks_left) return;
+    free_host(e);
+    free_extent(e);
+  }
+  // The last chunk of a write is done.
+  void finish_write(Entry& e) {
+    --writes_in_flight;
+    done.notify_all();
+    if (e.released) return reclaim(e);
+    if (e.cancel || e.write_error) {
+      free_extent(e);  // the host copy stays the value
+      if (e.write_error && !e.cancel) {
+        ++stats.writes_failed;
+        if (!warned) {
+          warned = true;
+          std::fprintf(stderr,
+                       "hector tensor cache: a disk write failed (%s); the value stays "
+                       "in host memory (later failures are counted in the statistics)\n",
+                       std::strerror(e.write_error));
+        }
+      }
+      return;
+    }
+    e.on_disk = true;
+    if (!e.readers) free_host(e);
+  }
+  void release_locked(uint64_t key, const EntryPtr& e) {
+    entries.erase(key);
+    --stats.values;
+    e->released = true;
+    e->cancel = true;
+    reclaim(*e);
+  }
+
+  // --- I/O threads ----------------------------------------------------
+  void worker() {
+    char* bounce = nullptr;  // reads land here first (O_DIRECT alignment)
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      work.wait(lock, [&] { return stopping || !jobs.empty(); });
+      if (jobs.empty()) break;
+      Job job = std::move(jobs.front());
+      jobs.pop_front();
+      Entry& e = *job.entry;
+      if (!job.batch) {  // a write chunk
+        if (!e.cancel && !e.write_error) {
+          bool injected = config.fail_write && ++write_requests == uint64_t(config.fail_write);
+          lock.unlock();
+          int err = injected ? EIO
+                             : file.write(e.host + job.offset, job.bytes,
+                                          e.offset + int64_t(job.offset));
+          lock.lock();
+          if (err) e.write_error = err;
+          else stats.bytes_written += job.bytes;
+        }
+        if (--e.chunks_left == 0) finish_write(e);
+        continue;
+      }
+      // a read chunk
+      if (!bounce) bounce = static_cast<char*>(std::aligned_alloc(kIoAlign, chunk_bytes()));
+      int err = ENOMEM;
+      if (bounce) {
+        lock.unlock();
+        err = file.read(bounce, align_up(job.bytes), e.offset + int64_t(job.offset));
+        if (!err) std::memcpy(job.out + job.offset, bounce, job.bytes);
+        lock.lock();
+        if (!err) stats.bytes_read += job.bytes;
+      }
+      if (err && !job.batch->error) job.batch->error = err;
+      --job.batch->left;
+      done.notify_all();
+    }
+    std::free(bounce);
+  }
+
+  uint64_t chunk_bytes() const { return config.chunk_bytes; }
+};
+
+namespace {
+
+int check_cache(hector_tensor_cache* cache, const char* fn) {
+  if (!cache) return fail(HECTOR_ERROR_INVALID_ARGUMENT, "%s: cache is NULL", fn);
+  return HECTOR_OK;
+}
+
+}  // namespace
+
+extern "C" int hector_tensor_cache_create(const hector_tensor_cache_config* config,
+                                          hector_tensor_cache** out) {
+  clear_error();
+  if (!out) return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_create: out is NULL");
+  *out = nullptr;
+  if (!config)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_create: config is NULL");
+  if (config->flags & ~(HECTOR_CACHE_CHECKSUM | HECTOR_CACHE_NO_DIRECT_IO))
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_create: unknown flags 0x%x", config->flags);
+  if (config->fail_write < 0)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_create: fail_write must be >= 0");
+  std::unique_ptr<hector_tensor_cache> cache(new (std::nothrow) hector_tensor_cache());
+  if (!cache) return fail(HECTOR_ERROR_OUT_OF_MEMORY, "hector_tensor_cache_create: out of host memory");
+  cache->config = *config;
+  cache->config.chunk_bytes =
+      align_up(config->chunk_bytes ? config->chunk_bytes : kDefaultChunk);
+  if (!cache->config.io_threads) cache->config.io_threads = kDefaultThreads;
+  cache->config.directory = nullptr;  // not kept: the caller owns the string
+  if (config->directory) {
+    std::string why;
+    if (int err = cache->file.open(config->directory,
+                                   config->flags & HECTOR_CACHE_NO_DIRECT_IO, why))
+      return fail(HECTOR_ERROR_IO, "hector_tensor_cache_create: %s: %s", why.c_str(),
+                  std::strerror(err));
+    cache->has_disk = true;
+    cache->stats.direct_io = cache->file.direct();
+    try {
+      for (uint32_t i = 0; i < cache->config.io_threads; ++i)
+        cache->threads.emplace_back([c = cache.get()] { c->worker(); });
+    } catch (const std::system_error& e) {
+      hector_tensor_cache_destroy(cache.release());
+      return fail(HECTOR_ERROR_OUT_OF_MEMORY,
+                  "hector_tensor_cache_create: cannot start the I/O threads (%s)", e.what());
+    }
+  }
+  *out = cache.release();
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_destroy(hector_tensor_cache* cache) {
+  clear_error();
+  if (!cache) return HECTOR_OK;
+  {
+    std::lock_guard<std::mutex> lock(cache->mu);
+    for (auto& [key, entry] : cache->entries) entry->cancel = true;
+    cache->stopping = true;
+  }
+  cache->work.notify_all();
+  for (std::thread& t : cache->threads) t.join();
+  for (auto& [key, entry] : cache->entries) std::free(entry->host);
+  delete cache;
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_put(hector_tensor_cache* cache, uint64_t key,
+                                       const void* data, uint64_t bytes,
+                                       hector_cache_tier tier) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_put")) return s;
+  if (tier != HECTOR_CACHE_HOST && tier != HECTOR_CACHE_DISK)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_put: unknown tier %d", tier);
+  if (tier == HECTOR_CACHE_DISK && !cache->has_disk)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_put: the cache has no disk tier (no directory)");
+  if (bytes && !data)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_put: data is NULL");
+  std::unique_lock<std::mutex> lock(cache->mu);
+  if (auto it = cache->entries.find(key); it != cache->entries.end()) {
+    Entry& e = *it->second;
+    if (e.bytes != bytes)
+      return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                  "hector_tensor_cache_put: key %llu holds %llu bytes, not %llu",
+                  (unsigned long long)key, (unsigned long long)e.bytes,
+                  (unsigned long long)bytes);
+    ++e.refs;
+    ++cache->stats.deduplicated;
+    return HECTOR_OK;
+  }
+  uint64_t rounded = align_up(bytes);
+  if (cache->stats.host_bytes + rounded > cache->config.host_capacity)
+    return fail(HECTOR_ERROR_OUT_OF_MEMORY,
+                "hector_tensor_cache_put: the host tier is full (%llu of %llu bytes held, "
+                "%llu more needed); nothing was stored",
+                (unsigned long long)cache->stats.host_bytes,
+                (unsigned long long)cache->config.host_capacity,
+                (unsigned long long)rounded);
+  EntryPtr e = std::make_shared<Entry>();
+  e->bytes = bytes;
+  if (rounded) {
+    e->host = static_cast<char*>(std::aligned_alloc(kIoAlign, rounded));
+    if (!e->host)
+      return fail(HECTOR_ERROR_OUT_OF_MEMORY, "hector_tensor_cache_put: out of host memory");
+    e->host_bytes = rounded;
+    cache->stats.host_bytes += rounded;
+  }
+  cache->entries.emplace(key, e);
+  ++cache->stats.values;
+  bool checksum = cache->config.flags & HECTOR_CACHE_CHECKSUM;
+  // The copy (and the hash) run without the lock. The entry has no jobs
+  // yet; a get of the key waits until it is filled, and a release meanwhile
+  // leaves its memory to this call (the pin in `readers`).
+  ++e->readers;
+  lock.unlock();
+  if (bytes) {
+    std::memcpy(e->host, data, bytes);
+    std::memset(e->host + bytes, 0, rounded - bytes);
+  }
+  if (checksum) e->hash = hash_bytes(e->host, bytes);
+  lock.lock();
+  e->filling = false;
+  --e->readers;
+  cache->done.notify_all();
+  if (e->released) {
+    cache->reclaim(*e);
+    return HECTOR_OK;
+  }
+  if (tier == HECTOR_CACHE_HOST || !bytes) return HECTOR_OK;
+
+  e->offset = cache->file.allocate(rounded, cache->config.disk_capacity);
+  if (e->offset < 0) {
+    e->write_error = ENOSPC;  // the disk tier's capacity: keep it in host memory
+    ++cache->writes_in_flight;
+    cache->finish_write(*e);
+    return HECTOR_OK;
+  }
+  e->extent = rounded;
+  cache->stats.disk_bytes = cache->file.used();
+  uint64_t chunk = cache->chunk_bytes();
+  for (uint64_t off = 0; off < rounded; off += chunk) {
+    cache->jobs.push_back(Job{e, off, std::min(chunk, rounded - off), nullptr, nullptr});
+    ++e->chunks_left;
+  }
+  ++cache->writes_in_flight;
+  lock.unlock();
+  cache->work.notify_all();
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_get(hector_tensor_cache* cache, uint64_t key, void* out,
+                                       uint64_t bytes) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_get")) return s;
+  if (bytes && !out) return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_get: out is NULL");
+  std::unique_lock<std::mutex> lock(cache->mu);
+  auto it = cache->entries.find(key);
+  if (it == cache->entries.end())
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_get: no value under key %llu",
+                (unsigned long long)key);
+  EntryPtr e = it->second;
+  if (e->bytes != bytes)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_get: key %llu holds %llu bytes, not %llu",
+                (unsigned long long)key, (unsigned long long)e->bytes,
+                (unsigned long long)bytes);
+  cache->done.wait(lock, [&] { return !e->filling; });
+  ++e->readers;
+  int err = 0;
+  if (!e->on_disk) {
+    if (e->chunks_left && !e->cancel) {
+      // Needed while its write is in flight: hand the host copy over and
+      // keep the value there.
+      e->cancel = true;
+      ++cache->stats.handed_over;
+    }
+    lock.unlock();
+    if (bytes) std::memcpy(out, e->host, bytes);
+    lock.lock();
+  } else {
+    ReadBatch batch;
+    uint64_t chunk = cache->chunk_bytes();
+    for (uint64_t off = 0; off < bytes; off += chunk) {
+      cache->jobs.push_back(Job{e, off, std::min(chunk, bytes - off), &batch,
+                                static_cast<char*>(out)});
+      ++batch.left;
+    }
+    cache->work.notify_all();
+    cache->done.wait(lock, [&] { return batch.left == 0; });
+    err = batch.error;
+  }
+  bool checksum = cache->config.flags & HECTOR_CACHE_CHECKSUM;
+  --e->readers;
+  if (e->on_disk && !e->readers && !e->released) cache->free_host(*e);
+  cache->reclaim(*e);
+  if (err)
+    return fail(HECTOR_ERROR_IO, "hector_tensor_cache_get: reading key %llu: %s",
+                (unsigned long long)key, std::strerror(err));
+  uint64_t expected = e->hash;
+  lock.unlock();
+  if (checksum && hash_bytes(out, bytes) != expected) {
+    std::lock_guard<std::mutex> relock(cache->mu);
+    ++cache->stats.checksum_failures;
+    return fail(HECTOR_ERROR_IO,
+                "hector_tensor_cache_get: key %llu read back does not match its checksum",
+                (unsigned long long)key);
+  }
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_release(hector_tensor_cache* cache, uint64_t key) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_release")) return s;
+  std::lock_guard<std::mutex> lock(cache->mu);
+  auto it = cache->entries.find(key);
+  if (it == cache->entries.end())
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_release: no value under key %llu", (unsigned long long)key);
+  EntryPtr e = it->second;
+  if (--e->refs == 0) cache->release_locked(key, e);
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_where(hector_tensor_cache* cache, uint64_t key,
+                                         hector_cache_tier* tier) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_where")) return s;
+  if (!tier) return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_where: tier is NULL");
+  std::lock_guard<std::mutex> lock(cache->mu);
+  auto it = cache->entries.find(key);
+  if (it == cache->entries.end())
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_where: no value under key %llu",
+                (unsigned long long)key);
+  *tier = it->second->on_disk ? HECTOR_CACHE_DISK : HECTOR_CACHE_HOST;
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_flush(hector_tensor_cache* cache) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_flush")) return s;
+  std::unique_lock<std::mutex> lock(cache->mu);
+  cache->done.wait(lock, [&] { return cache->writes_in_flight == 0; });
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_stats_get(hector_tensor_cache* cache,
+                                             hector_tensor_cache_stats* stats) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_stats_get")) return s;
+  if (!stats)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_stats_get: stats is NULL");
+  std::lock_guard<std::mutex> lock(cache->mu);
+  *stats = cache->stats;
+  return HECTOR_OK;
+}
