@@ -1,0 +1,105 @@
+"""Saved activations of autograd kept in the runtime's tensor cache.
+
+    from hector.offload import offload
+    from hector.tensor_cache import TensorCache
+    cache = TensorCache(host_capacity=16 << 30, directory="/scratch")
+    with offload(cache, tier="disk"):
+        loss = model(graph, x).sum()   # tensors saved for backward go to the cache
+    loss.backward()                    # ... and come back when the backward reads them
+
+Every tensor autograd saves inside the block (Hector's layers and plain
+torch ops alike) of at least `min_bytes` is copied into the cache and
+dropped from its device; the backward reads it back onto that device. A
+tensor saved twice (the same tensor, unchanged) is stored once. A
+value leaves the cache when autograd frees the graph that saved it. A tensor
+the cache cannot take (its host tier is full) simply stays where it is.
+
+This is the first, synchronous form (docs/offload.md): copies to and from
+the GPU run on the current stream and wait for it. The compiler-scheduled
+form (evictions and prefetches placed by `hectorc`, copies on their own
+streams) is not built yet.
+"""
+
+from __future__ import annotations
+
+import itertools
+import weakref
+
+import torch
+
+from . import _runtime
+from .tensor_cache import TensorCache
+
+
+# Keys of the values offload puts: unique in the process (several contexts
+# may share a cache, with graphs alive at once), in the upper half of the key
+# space, which direct users of a TensorCache should leave to it.
+_keys = itertools.count(1 << 63)
+
+
+class _Saved:
+    """A packed tensor: its key in the cache and how to rebuild it. The cache
+    entry is released when autograd drops the last reference to this."""
+
+    __slots__ = ("key", "nbytes", "shape", "dtype", "device", "__weakref__")
+
+    def __init__(self, cache: TensorCache, key: int, tensor: torch.Tensor):
+        self.key = key
+        self.nbytes = tensor.numel() * tensor.element_size()
+        self.shape, self.dtype, self.device = tensor.shape, tensor.dtype, tensor.device
+        weakref.finalize(self, _release, cache, key)
+
+
+def _release(cache: TensorCache, key: int) -> None:
+    if cache._handle is not None:  # a closed cache has freed everything
+        cache.release(key)
+
+
+class offload:
+    """Context manager: tensors saved for backward inside it go to `cache`."""
+
+    def __init__(self, cache: TensorCache, tier: str = "host", min_bytes: int = 1 << 16):
+        self.cache, self.tier, self.min_bytes = cache, tier, min_bytes
+        # id(saved tensor) -> (weak reference to it, its _Saved, its version
+        # then). The tensor object itself identifies a value: the addresses of
+        # a storage this frees are reused by the next tensors.
+        self._live = {}
+        self._hooks = torch.autograd.graph.saved_tensors_hooks(self._pack, self._unpack)
+
+    def _pack(self, tensor: torch.Tensor):
+        nbytes = tensor.numel() * tensor.element_size()
+        if nbytes < self.min_bytes or tensor.is_sparse or tensor.layout != torch.strided:
+            return tensor
+        seen = self._live.get(id(tensor))
+        if seen is not None and seen[0]() is tensor and seen[2] == tensor._version:
+            return seen[1]
+        host = tensor.detach().contiguous().reshape(-1).view(torch.uint8).cpu().numpy()
+        key = next(_keys)
+        try:
+            self.cache.put(key, host, tier=self.tier)
+        except _runtime.HectorRuntimeError as err:
+            if err.status == _runtime.OUT_OF_MEMORY:
+                return tensor  # the host tier is full: keep it where it is
+            raise
+        saved = _Saved(self.cache, key, tensor)
+        live, ident = self._live, id(tensor)
+
+        def forget(ref):
+            if live.get(ident, (None,))[0] is ref:
+                del live[ident]
+
+        self._live[ident] = (weakref.ref(tensor, forget), saved, tensor._version)
+        return saved
+
+    def _unpack(self, packed):
+        if not isinstance(packed, _Saved):
+            return packed
+        data = torch.from_numpy(self.cache.get(packed.key, nbytes=packed.nbytes))
+        return data.view(packed.dtype).reshape(packed.shape).to(packed.device)
+
+    def __enter__(self) -> "offload":
+        self._hooks.__enter__()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._hooks.__exit__(*exc)
