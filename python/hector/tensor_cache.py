@@ -104,11 +104,14 @@ class TensorCache:
         _runtime._check(self._lib, self._lib.hector_tensor_cache_put(
             self._h(), key, data.ctypes.data, data.nbytes, TIERS[tier]))
 
-    def get(self, key: int, like=None, *, nbytes: Optional[int] = None) -> np.ndarray:
-        """The value of `key`: an array shaped and typed like `like`, else `nbytes` bytes."""
-        out = np.empty_like(like) if like is not None else np.empty(nbytes, dtype=np.uint8)
+    def get(self, key: int, like=None, *, nbytes: Optional[int] = None,
+            out: Optional[np.ndarray] = None) -> np.ndarray:
+        """The value of `key`: into `out` (a C-contiguous array of its size), else
+        into a new array shaped and typed like `like`, else of `nbytes` bytes."""
+        if out is None:
+            out = np.empty_like(like) if like is not None else np.empty(nbytes, dtype=np.uint8)
         if not out.flags["C_CONTIGUOUS"]:
-            out = np.ascontiguousarray(out)
+            raise ValueError("get: out must be C-contiguous")
         _runtime._check(self._lib, self._lib.hector_tensor_cache_get(
             self._h(), key, out.ctypes.data, out.nbytes))
         return out

@@ -85,6 +85,10 @@ def test_typed_arrays_come_back_with_their_shape_and_dtype(tmp_path):
                                                                            x.view(np.uint32))
         np.testing.assert_array_equal(cache.get(2, like=ids), ids)
         assert cache.get(3, nbytes=9).tobytes() == b"bytes too"
+        buffer = np.zeros_like(ids)
+        assert cache.get(2, out=buffer) is buffer and np.array_equal(buffer, ids)
+        with pytest.raises(ValueError, match="C-contiguous"):
+            cache.get(1, out=np.zeros((19, 37), np.float32).T)
 
 
 def test_keys_are_deduplicated_and_reference_counted(tmp_path):

@@ -33,25 +33,38 @@ constexpr uint64_t kDefaultChunk = 8ull << 20;
 constexpr uint32_t kDefaultThreads = 8;
 
 // 64-bit hash of a value, 8 bytes per step (multiply-xorshift), so that the
-// checksum mode costs far less than the copies it guards.
-uint64_t hash_bytes(const void* data, uint64_t bytes) {
-  const unsigned char* p = static_cast<const unsigned char*>(data);
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ bytes;
-  auto mix = [&](uint64_t v) {
-    h ^= v * 0xff51afd7ed558ccdull;
-    h = (h << 31 | h >> 33) * 0xc4ceb9fe1a85ec53ull;
-  };
-  uint64_t i = 0;
-  for (; i + 8 <= bytes; i += 8) {
-    uint64_t v;
-    std::memcpy(&v, p + i, 8);
-    mix(v);
+// checksum mode costs far less than the copies it guards. Fed in pieces (a
+// put hashes each chunk as it copies it): every piece but the last is a
+// whole number of 8-byte words.
+class Hash64 {
+ public:
+  explicit Hash64(uint64_t bytes) : h_(0x9e3779b97f4a7c15ull ^ bytes) {}
+  void words(const void* data, uint64_t bytes) {
+    const unsigned char* p = static_cast<const unsigned char*>(data);
+    for (uint64_t i = 0; i + 8 <= bytes; i += 8) {
+      uint64_t v;
+      std::memcpy(&v, p + i, 8);
+      mix(v);
+    }
   }
-  uint64_t tail = 0;
-  if (bytes > i) std::memcpy(&tail, p + i, bytes - i);
-  mix(tail);
-  return h ^ (h >> 29);
-}
+  uint64_t finish(const void* data, uint64_t bytes) {
+    words(data, bytes);
+    uint64_t whole = bytes / 8 * 8, tail = 0;
+    if (bytes > whole)
+      std::memcpy(&tail, static_cast<const unsigned char*>(data) + whole, bytes - whole);
+    mix(tail);
+    return h_ ^ (h_ >> 29);
+  }
+
+ private:
+  void mix(uint64_t v) {
+    h_ ^= v * 0xff51afd7ed558ccdull;
+    h_ = (h_ << 31 | h_ >> 33) * 0xc4ceb9fe1a85ec53ull;
+  }
+  uint64_t h_;
+};
+
+uint64_t hash_bytes(const void* data, uint64_t bytes) { return Hash64(bytes).finish(data, bytes); }
 
 struct Entry {
   uint64_t bytes = 0;
@@ -308,43 +321,47 @@ extern "C" int hector_tensor_cache_put(hector_tensor_cache* cache, uint64_t key,
   cache->entries.emplace(key, e);
   ++cache->stats.values;
   bool checksum = cache->config.flags & HECTOR_CACHE_CHECKSUM;
-  // The copy (and the hash) run without the lock. The entry has no jobs
-  // yet; a get of the key waits until it is filled, and a release meanwhile
-  // leaves its memory to this call (the pin in `readers`).
-  ++e->readers;
-  lock.unlock();
-  if (bytes) {
-    std::memcpy(e->host, data, bytes);
-    std::memset(e->host + bytes, 0, rounded - bytes);
+  bool to_disk = tier == HECTOR_CACHE_DISK && bytes;
+  if (to_disk) {
+    e->offset = cache->file.allocate(rounded, cache->config.disk_capacity);
+    if (e->offset >= 0) {
+      e->extent = rounded;
+      cache->stats.disk_bytes = cache->file.used();
+    } else {
+      e->write_error = ENOSPC;  // the disk tier's capacity: keep it in host memory
+    }
+    ++cache->writes_in_flight;
+    e->chunks_left = 1;  // this put, until every chunk is queued
   }
-  if (checksum) e->hash = hash_bytes(e->host, bytes);
-  lock.lock();
+  // Chunk by chunk, the copy (and the hash) run without the lock and each
+  // chunk's write is queued as soon as it is copied, so the disk starts
+  // before a large value is in. A get of the key waits until it is filled;
+  // a release meanwhile leaves its memory to this call (the pin in
+  // `readers`).
+  ++e->readers;
+  const char* src = static_cast<const char*>(data);
+  Hash64 hash(bytes);
+  uint64_t chunk = cache->chunk_bytes();
+  for (uint64_t off = 0; off < rounded; off += chunk) {
+    uint64_t len = std::min(chunk, rounded - off), copy = std::min(len, bytes - off);
+    lock.unlock();
+    std::memcpy(e->host + off, src + off, copy);
+    std::memset(e->host + off + copy, 0, len - copy);
+    if (checksum && off + len < rounded) hash.words(e->host + off, copy);
+    else if (checksum) e->hash = hash.finish(e->host + off, copy);
+    lock.lock();
+    if (to_disk && e->offset >= 0 && !e->cancel) {
+      cache->jobs.push_back(Job{e, off, len, nullptr, nullptr});
+      ++e->chunks_left;
+      cache->work.notify_one();
+    }
+  }
+  if (checksum && !rounded) e->hash = hash.finish(nullptr, 0);
   e->filling = false;
   --e->readers;
   cache->done.notify_all();
-  if (e->released) {
-    cache->reclaim(*e);
-    return HECTOR_OK;
-  }
-  if (tier == HECTOR_CACHE_HOST || !bytes) return HECTOR_OK;
-
-  e->offset = cache->file.allocate(rounded, cache->config.disk_capacity);
-  if (e->offset < 0) {
-    e->write_error = ENOSPC;  // the disk tier's capacity: keep it in host memory
-    ++cache->writes_in_flight;
-    cache->finish_write(*e);
-    return HECTOR_OK;
-  }
-  e->extent = rounded;
-  cache->stats.disk_bytes = cache->file.used();
-  uint64_t chunk = cache->chunk_bytes();
-  for (uint64_t off = 0; off < rounded; off += chunk) {
-    cache->jobs.push_back(Job{e, off, std::min(chunk, rounded - off), nullptr, nullptr});
-    ++e->chunks_left;
-  }
-  ++cache->writes_in_flight;
-  lock.unlock();
-  cache->work.notify_all();
+  if (to_disk && --e->chunks_left == 0) cache->finish_write(*e);
+  else cache->reclaim(*e);  // released meanwhile: frees it once unused
   return HECTOR_OK;
 }
 
