@@ -28,7 +28,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
+import repo_paths  # noqa: E402,F401  (sets the import paths)
 from hector.tensor_cache import TensorCache  # noqa: E402
 
 
