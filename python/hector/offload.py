@@ -51,7 +51,7 @@ class _Saved:
 
 
 def _release(cache: TensorCache, key: int) -> None:
-    if cache._handle is not None:  # a closed cache has freed everything
+    if not cache.closed:  # a closed cache has freed everything
         cache.release(key)
 
 

@@ -92,8 +92,13 @@ class TensorCache:
                                                                         ctypes.byref(handle)))
         self._handle = handle
 
+    @property
+    def closed(self) -> bool:
+        """Whether close() has freed the cache and everything in it."""
+        return self._handle is None
+
     def _h(self) -> ctypes.c_void_p:
-        if self._handle is None:
+        if self.closed:
             raise ValueError("the tensor cache is closed")
         return self._handle
 

@@ -102,7 +102,6 @@ struct Job {
 
 struct hector_tensor_cache {
   hector_tensor_cache_config config{};
-  std::string directory;
   CacheFile file;
   bool has_disk = false;
 
