@@ -57,12 +57,12 @@ hgraph.func @two_graphs(%g: !hgraph.graph, %g2: !hgraph.graph) { hgraph.return }
 
 // -----
 
-// expected-error @+1 {{argument #1 has type 'i32'; arguments are the graph, node-wise or edge-wise values, and weights}}
+// expected-error @+1 {{argument #1 has type 'i32'; arguments are the graph, node-wise or edge-wise values (possibly stored), and weights}}
 hgraph.func @bad_argument(%g: !hgraph.graph, %x: i32) { hgraph.return }
 
 // -----
 
-// expected-error @+1 {{result #0 has type '!hgraph.graph'; results are node-wise or edge-wise values, or weights}}
+// expected-error @+1 {{result #0 has type '!hgraph.graph'; results are node-wise or edge-wise values (possibly stored), or weights}}
 hgraph.func @bad_result(%g: !hgraph.graph) -> !hgraph.graph { hgraph.return %g : !hgraph.graph }
 
 // -----

@@ -78,20 +78,21 @@ LogicalResult FuncOp::verify() {
       ++numGraphs;
       continue;
     }
-    if (!isa<FeatureType, WeightType>(type))
+    if (!isa<FeatureType, WeightType, StoredType>(type))
       return emitOpError("argument #")
              << index << " has type " << type
-             << "; arguments are the graph, node-wise or edge-wise values, and "
-                "weights";
+             << "; arguments are the graph, node-wise or edge-wise values "
+                "(possibly stored), and weights";
   }
   if (numGraphs != 1)
     return emitOpError("takes exactly one !hgraph.graph argument, got ")
            << numGraphs;
   for (auto [index, type] : llvm::enumerate(getResultTypes()))
-    if (!isa<FeatureType, WeightType>(type))
+    if (!isa<FeatureType, WeightType, StoredType>(type))
       return emitOpError("result #")
              << index << " has type " << type
-             << "; results are node-wise or edge-wise values, or weights";
+             << "; results are node-wise or edge-wise values (possibly "
+                "stored), or weights";
   return success();
 }
 
@@ -547,4 +548,54 @@ LogicalResult LeakyReluOp::verify() { return verifySlope(*this, getAlpha()); }
 
 LogicalResult LeakyReluGradOp::verify() {
   return verifySlope(*this, getAlpha());
+}
+
+//===----------------------------------------------------------------------===//
+// EvictOp and PrefetchOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult EvictOp::verify() {
+  if (getResult().getType().getValueType() != getValue().getType())
+    return emitOpError("result ")
+           << getResult().getType() << " must store the evicted value's type "
+           << getValue().getType();
+  // The evicted rows are gone from device memory: every other reader of the
+  // value must come first.
+  for (Operation *user : getValue().getUsers()) {
+    if (user == getOperation())
+      continue;
+    Operation *reader = (*this)->getBlock()->findAncestorOpInBlock(*user);
+    if (!reader || !reader->isBeforeInBlock(*this))
+      return emitOpError("evicts a value that is read after it: ")
+                 .attachNote(user->getLoc())
+             << "read here";
+  }
+  for (Operation *user : getResult().getUsers())
+    if (!isa<ReturnOp>(user))
+      return emitOpError("result may only be returned (for the backward to "
+                         "prefetch), but is used by ")
+             << user->getName();
+  return success();
+}
+
+LogicalResult PrefetchOp::verify() {
+  if (getStored().getType().getValueType() != getResult().getType())
+    return emitOpError("result ")
+           << getResult().getType() << " must be the stored value's type "
+           << getStored().getType().getValueType();
+  if (!isa<BlockArgument>(getStored()))
+    return emitOpError("prefetches a value evicted in the same function; "
+                       "keep it instead");
+  for (Operation *user : getStored().getUsers()) {
+    if (user == getOperation())
+      continue;
+    if (isa<PrefetchOp>(user))
+      return emitOpError("prefetches a stored value a second time")
+                 .attachNote(user->getLoc())
+             << "also prefetched here";
+    return emitOpError("stored value may only be prefetched, but is also "
+                       "used by ")
+           << user->getName();
+  }
+  return success();
 }

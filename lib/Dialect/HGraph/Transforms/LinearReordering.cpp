@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "hector/Dialect/HGraph/Transforms/Passes.h"
+#include "hector/Dialect/HGraph/Transforms/GraphSizes.h"
 
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/SetVector.h"
@@ -40,6 +41,7 @@ namespace hector {
 using namespace mlir;
 using namespace hector;
 using namespace hector::hgraph;
+using namespace hector::hgraph::graph_sizes;
 
 namespace {
 
@@ -47,75 +49,8 @@ namespace {
 // Symbolic multiply-add counts
 //===----------------------------------------------------------------------===//
 
-/// The graph's sizes: nodes, edges, unique (source, edge type) pairs, edge
-/// types, node types.
-enum Symbol { N, E, P, R, T, NumSymbols };
-using Sizes = std::array<double, NumSymbols>;
-
-/// Defaults when the pass is not told the graph (docs/optimizations.md): a
-/// mid-sized graph with the median edges-per-node ratio of the benchmark
-/// datasets (BRIEF.md §5: 5.5 to 51, median about 7), half as many unique
-/// (source, type) pairs as edges (am 0.57, fb15k 0.26), 100 edge types and
-/// 5 node types.
-constexpr double kDefaultNodes = 100000, kDefaultEdgesPerNode = 7,
-                 kDefaultPairRatio = 0.5, kDefaultEdgeTypes = 100,
-                 kDefaultNodeTypes = 5;
-
-/// A multiply-add count: a constant plus one coefficient per symbol (every
-/// operator's work is linear in one of them: rows times work per row, or
-/// types times work per type).
-struct Cost {
-  double constant = 0;
-  std::array<double, NumSymbols> terms{};
-
-  static Cost of(std::optional<Symbol> symbol, double count) {
-    Cost cost;
-    if (symbol)
-      cost.terms[*symbol] = count;
-    else
-      cost.constant = count;
-    return cost;
-  }
-  Cost &operator+=(const Cost &other) {
-    constant += other.constant;
-    for (unsigned i = 0; i < NumSymbols; ++i)
-      terms[i] += other.terms[i];
-    return *this;
-  }
-  double at(const Sizes &sizes) const {
-    double total = constant;
-    for (unsigned i = 0; i < NumSymbols; ++i)
-      total += terms[i] * sizes[i];
-    return total;
-  }
-  void print(llvm::raw_ostream &os) const {
-    static const char *names[NumSymbols] = {"N", "E", "P", "R", "T"};
-    bool first = true;
-    for (unsigned i = 0; i < NumSymbols; ++i) {
-      if (terms[i] == 0)
-        continue;
-      os << (first ? "" : " + ") << static_cast<int64_t>(terms[i]) << "*"
-         << names[i];
-      first = false;
-    }
-    if (constant != 0 || first)
-      os << (first ? "" : " + ") << static_cast<int64_t>(constant);
-  }
-};
-
-bool isCompact(Operation *op) {
-  auto attr = op ? op->getAttrOfType<MaterializationAttr>(
-                       HGraphDialect::getMaterializationAttrName())
-                 : MaterializationAttr();
-  return attr && attr.getValue() == Materialization::Compact;
-}
-
-/// How many rows a value of `type` has: N, or E (P when compact).
-Symbol rowsOf(Value value) {
-  if (!cast<FeatureType>(value.getType()).isEdgeWise())
-    return N;
-  return isCompact(value.getDefiningOp()) ? P : E;
-}
+/// A multiply-add count, symbolic in the graph's sizes.
+using Cost = graph_sizes::Count;
 
 /// Multiply-adds of one row through a matrix or per-head weight slice.
 double sliceMacs(WeightType weight) {
@@ -591,24 +526,8 @@ struct LinearReorderingPass
 private:
   /// The sizes costs are evaluated at: the options, defaults where unset.
   std::optional<Sizes> graphSizes() {
-    Sizes sizes;
-    int64_t given[NumSymbols] = {numNodes, numEdges, numPairs, numEdgeTypes,
-                                 numNodeTypes};
-    for (int64_t size : given)
-      if (size < 0) {
-        getOperation().emitError("hgraph-linear-reordering: graph sizes must "
-                                 "be non-negative");
-        return std::nullopt;
-      }
-    auto orDefault = [](int64_t size, double fallback) {
-      return size > 0 ? static_cast<double>(size) : fallback;
-    };
-    sizes[N] = orDefault(given[N], kDefaultNodes);
-    sizes[E] = orDefault(given[E], kDefaultEdgesPerNode * sizes[N]);
-    sizes[P] = orDefault(given[P], kDefaultPairRatio * sizes[E]);
-    sizes[R] = orDefault(given[R], kDefaultEdgeTypes);
-    sizes[T] = orDefault(given[T], kDefaultNodeTypes);
-    return sizes;
+    return resolve(getOperation(), "hgraph-linear-reordering", numNodes,
+                   numEdges, numPairs, numEdgeTypes, numNodeTypes);
   }
 
   bool profitable(const Candidate &candidate, const Sizes &sizes) {

@@ -60,4 +60,12 @@ def HGraph_MaterializationAttr
   let assemblyFormat = "`<` $value `>`";
 }
 
+def HGraph_OffloadTier : I32EnumAttr<"OffloadTier",
+    "where an evicted value is kept until the backward reads it", [
+      I32EnumAttrCase<"Host", 0, "host">,
+      I32EnumAttrCase<"Disk", 1, "disk">
+    ]> {
+  let cppNamespace = "::hector::hgraph";
+}
+
 #endif // HECTOR_DIALECT_HGRAPH_IR_HGRAPHATTRS_TD

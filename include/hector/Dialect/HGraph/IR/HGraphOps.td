@@ -470,4 +470,56 @@ def HGraph_LeakyReluGradOp : HGraph_Op<"leaky_relu_grad",
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Activation offload
+//===----------------------------------------------------------------------===//
+
+def HGraph_EvictOp : HGraph_Op<"evict", [MemoryEffects<[MemWrite]>]> {
+  let summary = "moves a value out of device memory until the backward";
+  let description = [{
+    Copies the rows of `value` to the runtime's tensor cache, in host memory
+    or on disk (`tier`), under the training step's key for `slot`, and
+    releases their device memory. `value` must have no use after the evict
+    (its memory is gone); the result may only be returned, so that the
+    backward function, which takes it as an argument, brings it back with
+    `hgraph.prefetch` of the same slot. `hgraph-offload-scheduling` places it
+    after the last forward use of a saved value.
+
+    ```mlir
+    %s = hgraph.evict %z to host slot 1 : !hgraph.edge<64xf32> -> !hgraph.stored<!hgraph.edge<64xf32>>
+    ```
+  }];
+  let arguments = (ins HGraph_FeatureValue:$value, HGraph_OffloadTier:$tier,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$slot);
+  let results = (outs HGraph_StoredType:$result);
+  let assemblyFormat = [{
+    $value `to` $tier `slot` $slot attr-dict `:` qualified(type($value)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
+def HGraph_PrefetchOp : HGraph_Op<"prefetch", [MemoryEffects<[MemRead]>]> {
+  let summary = "starts bringing an evicted value back into device memory";
+  let description = [{
+    Allocates device memory for the value that `stored` holds and starts
+    reading its rows back from the tensor cache (slot `slot`); its first
+    reader waits for them. `hgraph-offload-scheduling` places it where the
+    value fits under the memory capacity early enough to hide the copy. A
+    stored value is prefetched at most once per function.
+
+    ```mlir
+    %z = hgraph.prefetch %s slot 1 : !hgraph.stored<!hgraph.edge<64xf32>> -> !hgraph.edge<64xf32>
+    ```
+  }];
+  let arguments = (ins HGraph_StoredType:$stored,
+                       ConfinedAttr<I64Attr, [IntNonNegative]>:$slot);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = [{
+    $stored `slot` $slot attr-dict `:` qualified(type($stored)) `->`
+    qualified(type($result))
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // HECTOR_DIALECT_HGRAPH_IR_HGRAPHOPS_TD

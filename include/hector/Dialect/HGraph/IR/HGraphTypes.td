@@ -82,6 +82,21 @@ def HGraph_WeightType : HGraph_Type<"Weight", "weight"> {
   }];
 }
 
+def HGraph_StoredType : HGraph_Type<"Stored", "stored"> {
+  let summary = "a node-wise or edge-wise value kept outside device memory";
+  let description = [{
+    Syntax: `!hgraph.stored<VALUE-TYPE>`, for example
+    `!hgraph.stored<!hgraph.edge<64xf32>>`. The result of `hgraph.evict`:
+    the value's rows live in the runtime's tensor cache (host memory or
+    disk) until `hgraph.prefetch` brings them back. A training forward
+    returns it and the matching backward takes it as an argument; nothing
+    but `hgraph.prefetch` and `hgraph.return` may use it, so no operation can
+    read the rows before they are back.
+  }];
+  let parameters = (ins "::hector::hgraph::FeatureType":$valueType);
+  let assemblyFormat = "`<` qualified($valueType) `>`";
+}
+
 def HGraph_FeatureValue : Type<
     CPred<"::llvm::isa<::hector::hgraph::FeatureType>($_self)">,
     "node-wise or edge-wise value", "::hector::hgraph::FeatureType">;

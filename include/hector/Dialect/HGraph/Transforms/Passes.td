@@ -159,4 +159,77 @@ def CompactMaterialization
   let dependentDialects = ["::hector::hgraph::HGraphDialect"];
 }
 
+def OffloadScheduling
+    : Pass<"hgraph-offload-scheduling", "mlir::ModuleOp"> {
+  let summary = "Plans where each saved value of a training step waits for "
+                "the backward: kept, in host memory, on disk, or recomputed";
+  let description = [{
+    For every training pair (`@f_fwd`, `@f_bwd` of one primal, as
+    `hgraph-autodiff` builds them) the pass lays the step out as the forward's
+    operations then the backward's, and lists each saved value: its size
+    (symbolic in N, E, P), its producer, its last forward reader, its
+    backward readers, and the inactive period between them. A cost model
+    estimates each operation's time (bytes over the device bandwidth, or
+    FLOPs over the GEMM peak, whichever is larger) and each value's
+    transfer times (bytes over the host and disk bandwidths); all rates are
+    options, so that measured ones can be given.
+
+    The memory model counts what the lowering stores: the results of GEMMs,
+    aggregations, edge softmax, concatenation and weight operations, and
+    returned values, each from its producer to its last reader (row-wise
+    math fuses into the traversals that read it). Arguments are not
+    counted: `capacity-mib` is the device memory the step's own values may
+    use.
+
+    `mode` chooses:
+    - `none`: every saved value is kept;
+    - `host` / `disk`: every saved value of at least `min-kib` with an
+      inactive period goes to that tier;
+    - `auto`: while the step's peak exceeds `capacity-mib`, the saved value
+      that removes the most memory pressure (bytes over capacity during its
+      inactive period) per second of transfer is moved: to host memory while
+      `host-capacity-mib` allows, else to disk, or recomputed in the
+      backward where that is cheaper than moving it (its producers read only
+      arguments the backward has). Without a capacity, only values whose
+      round trip hides in their inactive period are moved.
+
+    A moved value is evicted (`hgraph.evict`) after its last forward reader;
+    the forward returns it as `!hgraph.stored<...>` and the backward
+    prefetches it (`hgraph.prefetch`) at the earliest point from which it
+    fits under the capacity until its first reader, else at the latest point
+    that still hides its read (at the backward's start when none does). The
+    types make it impossible to read a value before its prefetch. A
+    recomputed value is no longer saved: the backward evaluates its
+    producers before its first reader.
+
+    With `report`, every decision is a remark on the saved value's producer
+    listing the figures it was made from, and each pair gets a summary.
+  }];
+  let options = !listconcat(GraphSizeOptions, [
+    Option<"mode", "mode", "std::string", "\"auto\"",
+           "none | host | disk | auto">,
+    Option<"capacityMiB", "capacity-mib", "int64_t", "0",
+           "Device memory for the step's values, MiB (0: no limit)">,
+    Option<"hostCapacityMiB", "host-capacity-mib", "int64_t", "0",
+           "Host memory for evicted values, MiB (0: no limit)">,
+    Option<"minKiB", "min-kib", "int64_t", "64",
+           "Smallest value the host and disk modes move, KiB">,
+    Option<"deviceGBps", "device-gbps", "double", "2950",
+           "Device memory bandwidth, GB/s (H100 copy: 2950)">,
+    Option<"gemmTFlops", "gemm-tflops", "double", "51",
+           "GEMM peak, TFLOP/s (H100 fp32 cuBLAS: 51)">,
+    Option<"hostWriteGBps", "host-write-gbps", "double", "53.1",
+           "Device to pinned host copies, GB/s">,
+    Option<"hostReadGBps", "host-read-gbps", "double", "54.6",
+           "Pinned host to device copies, GB/s">,
+    Option<"diskWriteGBps", "disk-write-gbps", "double", "3.05",
+           "Disk writes (O_DIRECT, 8 threads), GB/s">,
+    Option<"diskReadGBps", "disk-read-gbps", "double", "1.78",
+           "Disk reads, GB/s">,
+    Option<"report", "report", "bool", "false",
+           "Report every saved value's figures and the decision as remarks">
+  ]);
+  let dependentDialects = ["::hector::hgraph::HGraphDialect"];
+}
+
 #endif // HECTOR_DIALECT_HGRAPH_TRANSFORMS_PASSES_TD

@@ -1,0 +1,751 @@
+//===- OffloadScheduling.cpp - where saved values wait for the backward ---===//
+//
+// Offload scheduling (issue 17; G10's vitality analysis done by the
+// compiler): a training step is `@f_fwd`'s operations followed by
+// `@f_bwd`'s. A value the forward saves is idle from its last forward reader
+// to its first backward reader; during that period it can leave device
+// memory (host memory or disk, through the runtime's tensor cache) or be
+// dropped and recomputed by the backward. The pass estimates every
+// operation's time and every value's bytes, both symbolic in the graph's
+// sizes and evaluated at the sizes it is given, builds the step's memory
+// profile, and picks moves greedily by memory pressure removed per second
+// of transfer. The plan is explicit in the IR: `hgraph.evict` in the
+// forward, `!hgraph.stored` across the pair, `hgraph.prefetch` in the
+// backward, or recomputing operations in the backward.
+//
+//===----------------------------------------------------------------------===//
+
+#include "hector/Dialect/HGraph/Transforms/GraphSizes.h"
+#include "hector/Dialect/HGraph/Transforms/Passes.h"
+
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/Support/FormatVariadic.h"
+
+namespace hector {
+#define GEN_PASS_DEF_OFFLOADSCHEDULING
+#include "hector/Dialect/HGraph/Transforms/Passes.h.inc"
+} // namespace hector
+
+using namespace mlir;
+using namespace hector;
+using namespace hector::hgraph;
+using namespace hector::hgraph::graph_sizes;
+
+namespace {
+
+constexpr StringLiteral kKind = "hgraph.kind";
+constexpr StringLiteral kPrimal = "hgraph.primal";
+constexpr StringLiteral kRole = "hgraph.role";
+constexpr double kMiB = 1024.0 * 1024.0;
+/// The longest chain of producers a recomputation may repeat.
+constexpr unsigned kMaxRecomputedOps = 16;
+
+//===----------------------------------------------------------------------===//
+// Cost model
+//===----------------------------------------------------------------------===//
+
+/// The rates the times are estimated from (bytes per second, FLOP/s).
+struct Rates {
+  double device, gemm, hostWrite, hostRead, diskWrite, diskRead;
+};
+
+double elementBytes(Type type) {
+  return std::max(1u, type.getIntOrFloatBitWidth() / 8);
+}
+
+/// Bytes of a node-wise or edge-wise value or a weight.
+Count bytesOf(Value value) {
+  if (auto feature = dyn_cast<FeatureType>(value.getType()))
+    return Count::of(rowsOf(value), feature.getWidth() *
+                                        elementBytes(feature.getElementType()));
+  auto weight = cast<WeightType>(value.getType());
+  double slice = elementBytes(weight.getElementType());
+  for (int64_t dim : weight.getShape())
+    slice *= static_cast<double>(dim);
+  switch (weight.getIndex()) {
+  case WeightIndex::EdgeType:
+    return Count::of(R, slice);
+  case WeightIndex::NodeType:
+    return Count::of(T, slice);
+  case WeightIndex::Single:
+    return Count::of(std::nullopt, slice);
+  }
+  return Count::of(std::nullopt, slice);
+}
+
+/// True for the operations whose results the lowering writes to memory;
+/// row-wise math fuses into the traversal that reads it.
+bool storesResult(Operation *op) {
+  return isa<TypedLinearOp, AggregateOp, EdgeSoftmaxOp, ConcatOp, WeightGradOp,
+             TypeSumOp, WeightOuterOp, WeightProductOp, ZerosOp>(op);
+}
+
+/// Multiply-adds of one row through a weight slice.
+double sliceMacs(WeightType weight) {
+  double macs = 1;
+  for (int64_t dim : weight.getShape())
+    macs *= static_cast<double>(dim);
+  return macs;
+}
+
+/// An operation's estimated time: its minimum bytes over the device
+/// bandwidth or its FLOPs over the GEMM peak, whichever is larger.
+double timeOf(Operation *op, const Sizes &sizes, const Rates &rates) {
+  Count bytes, flops;
+  if (auto linear = dyn_cast<TypedLinearOp>(op)) {
+    auto weight = cast<WeightType>(linear.getWeight().getType());
+    Symbol rows = rowsOf(linear.getResult());
+    flops = Count::of(rows, 2 * sliceMacs(weight));
+    bytes = bytesOf(linear.getResult());
+    bytes += Count::of(rows, weight.getInputWidth() * 4.0);
+  } else if (auto grad = dyn_cast<WeightGradOp>(op)) {
+    auto weight = cast<WeightType>(grad.getResult().getType());
+    flops = Count::of(rowsOf(grad.getGrad()), 2 * sliceMacs(weight));
+    bytes = bytesOf(grad.getInput());
+    bytes += bytesOf(grad.getGrad());
+  } else if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op)) {
+    for (int i = 0; i < 3; ++i)
+      bytes += bytesOf(softmax.getResult());
+  } else {
+    // A traversal reads what is in memory (arguments, stored results) and
+    // writes what it stores; row-wise values in between stay in registers.
+    for (Value operand : op->getOperands())
+      if (isa<FeatureType>(operand.getType()) &&
+          (!operand.getDefiningOp() || storesResult(operand.getDefiningOp())))
+        bytes += bytesOf(operand);
+    if (storesResult(op))
+      for (Value result : op->getResults())
+        bytes += bytesOf(result);
+  }
+  return std::max(bytes.at(sizes) / rates.device, flops.at(sizes) / rates.gemm);
+}
+
+std::string mib(double bytes) {
+  return llvm::formatv("{0:F1} MiB", bytes / kMiB).str();
+}
+std::string ms(double seconds) {
+  return llvm::formatv("{0:F3} ms", seconds * 1e3).str();
+}
+
+//===----------------------------------------------------------------------===//
+// The step: the forward's operations, then the backward's
+//===----------------------------------------------------------------------===//
+
+enum class Decision { Keep, Host, Disk, Recompute };
+
+StringRef decisionName(Decision decision) {
+  switch (decision) {
+  case Decision::Keep:
+    return "keep";
+  case Decision::Host:
+    return "host";
+  case Decision::Disk:
+    return "disk";
+  case Decision::Recompute:
+    return "recompute";
+  }
+  return "keep";
+}
+
+/// One value the forward saves for the backward. Points index the step's
+/// operations: the forward's are 0 .. F-1, the backward's F .. F+B-1.
+struct Saved {
+  unsigned resultIndex, argIndex;
+  int64_t slot;
+  Value value;
+  BlockArgument arg;
+  Operation *producer;
+  unsigned def, lastForward, firstBackward, lastBackward;
+  Count symbolicBytes;
+  double bytes;
+  double idleSeconds;
+  double hostSeconds, diskSeconds;
+  /// Operations of the forward that recompute the value from arguments the
+  /// backward has, in order, and their time; none when it cannot be.
+  SmallVector<Operation *> recomputeSlice;
+  std::optional<double> recomputeSeconds;
+  Decision decision = Decision::Keep;
+  unsigned prefetchAt = 0;
+};
+
+class Step {
+public:
+  Step(FuncOp forward, FuncOp backward, const Sizes &sizes, const Rates &rates)
+      : forward(forward), backward(backward), sizes(sizes), rates(rates) {}
+
+  /// Builds the timeline, the memory profile of everything but the saved
+  /// values, and the saved-value records. Fails (with an error) when the
+  /// pair does not match.
+  LogicalResult analyze();
+
+  void planForced(Decision tier, double minBytes);
+  void planAuto(double capacity, double hostCapacity, bool report);
+  void placePrefetches(double capacity);
+  LogicalResult rewrite();
+  void reportDecisions(double capacity);
+
+private:
+  std::vector<double> profile() const;
+  void addInterval(std::vector<double> &memory, unsigned from, unsigned to,
+                   double bytes) const;
+  void addSaved(std::vector<double> &memory, const Saved &saved) const;
+  void findRecomputation(Saved &saved);
+  double readSeconds(const Saved &saved) const;
+  unsigned pointOf(Operation *op) const { return points.lookup(op); }
+  double secondsBetween(unsigned from, unsigned to) const {
+    return start[to] - start[from];
+  }
+
+  FuncOp forward, backward;
+  const Sizes &sizes;
+  const Rates &rates;
+  SmallVector<Operation *> ops;
+  DenseMap<Operation *, unsigned> points;
+  SmallVector<double> start; // ops.size() + 1 entries
+  unsigned numForward = 0;
+  std::vector<double> base; // the step's memory without the saved values
+  SmallVector<Saved> saved;
+};
+
+/// Moves each pure operation of `func` to just before its first reader.
+/// Autodiff emits the values the backward recomputes at its start; a saved
+/// value they read would then be needed at once, with no idle period left
+/// before its prefetch.
+void sinkToFirstReader(FuncOp func) {
+  Block &body = func.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : llvm::reverse(ops)) {
+    if (!isPure(op) || op->getNumRegions() || op->use_empty())
+      continue;
+    Operation *first = nullptr;
+    for (Operation *user : op->getUsers()) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      if (!first || top->isBeforeInBlock(first))
+        first = top;
+    }
+    if (first && op->getNextNode() != first)
+      op->moveBefore(first);
+  }
+}
+
+LogicalResult Step::analyze() {
+  sinkToFirstReader(backward);
+  for (FuncOp func : {forward, backward})
+    for (Operation &op : func.getBody().front().without_terminator()) {
+      points[&op] = ops.size();
+      ops.push_back(&op);
+    }
+  numForward = forward.getBody().front().without_terminator().end() ==
+                       forward.getBody().front().without_terminator().begin()
+                   ? 0
+                   : pointOf(&*std::prev(
+                         forward.getBody().front().without_terminator().end())) +
+                         1;
+  start.assign(ops.size() + 1, 0);
+  for (auto [index, op] : llvm::enumerate(ops))
+    start[index + 1] = start[index] + timeOf(op, sizes, rates);
+
+  // Saved results of the forward, paired with the backward's arguments by
+  // name.
+  auto forwardReturn =
+      cast<ReturnOp>(forward.getBody().front().getTerminator());
+  llvm::StringMap<unsigned> backwardArgs;
+  for (unsigned i = 0; i < backward.getNumArguments(); ++i)
+    if (auto role = backward.getArgAttrOfType<StringAttr>(i, kRole);
+        role && role.getValue() == "saved")
+      backwardArgs[backward.getArgumentName(i)] = i;
+  int64_t slot = 0;
+  llvm::DenseSet<Value> savedValues;
+  for (unsigned i = 0; i < forward.getNumResults(); ++i) {
+    auto role = forward.getResultAttrOfType<StringAttr>(i, kRole);
+    if (!role || role.getValue() != "saved")
+      continue;
+    auto name = forward.getResultAttrOfType<StringAttr>(i, "hgraph.name");
+    auto it = name ? backwardArgs.find(name.getValue()) : backwardArgs.end();
+    if (it == backwardArgs.end())
+      return forward.emitError("hgraph-offload-scheduling: saved result #")
+             << i << " has no argument of the same name in @"
+             << backward.getSymName();
+    Saved record;
+    record.resultIndex = i;
+    record.argIndex = it->second;
+    record.slot = slot++;
+    record.value = forwardReturn.getOperand(i);
+    record.arg = backward.getArgument(it->second);
+    record.producer = record.value.getDefiningOp();
+    savedValues.insert(record.value);
+    // Values the forward only passes through (an argument), or also returns
+    // otherwise, or the backward never reads, stay where they are.
+    if (!record.producer || record.arg.use_empty() ||
+        !isa<FeatureType>(record.value.getType()) ||
+        llvm::count(forwardReturn.getOperands(), record.value) != 1)
+      continue;
+    record.def = pointOf(record.producer);
+    record.lastForward = record.def;
+    for (Operation *user : record.value.getUsers())
+      if (user != forwardReturn)
+        record.lastForward = std::max(record.lastForward, pointOf(user));
+    record.firstBackward = ops.size();
+    record.lastBackward = numForward;
+    for (Operation *user : record.arg.getUsers()) {
+      Operation *top = backward.getBody().front().findAncestorOpInBlock(*user);
+      if (isa<ReturnOp>(top))
+        continue;
+      record.firstBackward = std::min(record.firstBackward, pointOf(top));
+      record.lastBackward = std::max(record.lastBackward, pointOf(top));
+    }
+    if (record.firstBackward == ops.size())
+      continue; // only returned by the backward
+    record.symbolicBytes = bytesOf(record.value);
+    record.bytes = record.symbolicBytes.at(sizes);
+    record.idleSeconds =
+        secondsBetween(record.lastForward + 1, record.firstBackward);
+    record.hostSeconds =
+        record.bytes / rates.hostWrite + record.bytes / rates.hostRead;
+    record.diskSeconds =
+        record.bytes / rates.diskWrite + record.bytes / rates.diskRead;
+    record.prefetchAt = record.firstBackward;
+    findRecomputation(record);
+    saved.push_back(std::move(record));
+  }
+
+  // Everything else the lowering stores lives from its producer to its last
+  // reader; the forward's results until the forward ends.
+  base.assign(ops.size(), 0);
+  for (auto [index, op] : llvm::enumerate(ops)) {
+    bool inForward = index < numForward;
+    for (Value result : op->getResults()) {
+      if (savedValues.contains(result) ||
+          !isa<FeatureType, WeightType>(result.getType()))
+        continue;
+      unsigned last = index;
+      bool returned = false;
+      for (Operation *user : result.getUsers()) {
+        Operation *top = user->getBlock()->findAncestorOpInBlock(*user);
+        if (isa<ReturnOp>(top))
+          returned = true;
+        else
+          last = std::max(last, pointOf(top));
+      }
+      if (!returned && !storesResult(op))
+        continue;
+      if (returned)
+        last = inForward ? numForward - 1 : ops.size() - 1;
+      addInterval(base, index, last, bytesOf(result).at(sizes));
+    }
+  }
+  // Saved values not planned (see above) are kept.
+  for (Value value : savedValues)
+    if (Operation *producer = value.getDefiningOp();
+        producer && llvm::none_of(saved, [&](const Saved &record) {
+          return record.value == value;
+        }))
+      addInterval(base, pointOf(producer), ops.size() - 1,
+                  bytesOf(value).at(sizes));
+  return success();
+}
+
+void Step::addInterval(std::vector<double> &memory, unsigned from, unsigned to,
+                       double bytes) const {
+  for (unsigned point = from; point <= to && point < memory.size(); ++point)
+    memory[point] += bytes;
+}
+
+void Step::addSaved(std::vector<double> &memory, const Saved &record) const {
+  switch (record.decision) {
+  case Decision::Keep:
+    addInterval(memory, record.def, record.lastBackward, record.bytes);
+    return;
+  case Decision::Host:
+  case Decision::Disk:
+    addInterval(memory, record.def, record.lastForward, record.bytes);
+    addInterval(memory, record.prefetchAt, record.lastBackward, record.bytes);
+    return;
+  case Decision::Recompute:
+    addInterval(memory, record.def, record.lastForward, record.bytes);
+    addInterval(memory, record.firstBackward, record.lastBackward,
+                record.bytes);
+    return;
+  }
+}
+
+std::vector<double> Step::profile() const {
+  std::vector<double> memory = base;
+  for (const Saved &record : saved)
+    addSaved(memory, record);
+  return memory;
+}
+
+double Step::readSeconds(const Saved &record) const {
+  return record.bytes / (record.decision == Decision::Disk ? rates.diskRead
+                                                           : rates.hostRead);
+}
+
+/// The producers of a saved value back to the forward's arguments, if each
+/// argument they read is one the backward has too (by name), and the chain is
+/// short and free of side effects.
+void Step::findRecomputation(Saved &record) {
+  llvm::SetVector<Operation *> slice;
+  SmallVector<Operation *> work = {record.producer};
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    if (!slice.insert(op))
+      continue;
+    if (slice.size() > kMaxRecomputedOps || !isPure(op))
+      return;
+    for (Value operand : op->getOperands()) {
+      if (Operation *def = operand.getDefiningOp()) {
+        work.push_back(def);
+        continue;
+      }
+      auto arg = cast<BlockArgument>(operand);
+      if (isa<hgraph::GraphType>(arg.getType()))
+        continue;
+      std::string name = forward.getArgumentName(arg.getArgNumber());
+      bool found = false;
+      for (unsigned i = 0; i < backward.getNumArguments() && !found; ++i) {
+        auto role = backward.getArgAttrOfType<StringAttr>(i, kRole);
+        found = backward.getArgumentName(i) == name &&
+                (!role || role.getValue() == "input" ||
+                 role.getValue() == "weight");
+      }
+      if (!found)
+        return;
+    }
+  }
+  record.recomputeSlice.assign(slice.begin(), slice.end());
+  llvm::sort(record.recomputeSlice, [&](Operation *a, Operation *b) {
+    return pointOf(a) < pointOf(b);
+  });
+  double seconds = 0;
+  for (Operation *op : record.recomputeSlice)
+    seconds += timeOf(op, sizes, rates);
+  record.recomputeSeconds = seconds;
+}
+
+//===----------------------------------------------------------------------===//
+// Planning
+//===----------------------------------------------------------------------===//
+
+void Step::planForced(Decision tier, double minBytes) {
+  for (Saved &record : saved)
+    if (record.bytes >= minBytes && record.lastForward + 1 < record.firstBackward)
+      record.decision = tier;
+}
+
+void Step::planAuto(double capacity, double hostCapacity, bool report) {
+  double hostUsed = 0;
+  auto hostFits = [&](const Saved &record) {
+    return hostCapacity <= 0 || hostUsed + record.bytes <= hostCapacity;
+  };
+  if (capacity <= 0) {
+    // No pressure: move only what costs no time, the round trip hidden in
+    // the idle period.
+    for (Saved &record : saved) {
+      if (record.lastForward + 1 >= record.firstBackward)
+        continue;
+      if (record.hostSeconds <= record.idleSeconds && hostFits(record)) {
+        record.decision = Decision::Host;
+        hostUsed += record.bytes;
+      } else if (record.diskSeconds <= record.idleSeconds) {
+        record.decision = Decision::Disk;
+      }
+    }
+    return;
+  }
+  while (true) {
+    std::vector<double> memory = profile();
+    if (*llvm::max_element(memory) <= capacity)
+      return;
+    Saved *best = nullptr;
+    Decision bestDecision = Decision::Keep;
+    double bestScore = 0;
+    for (Saved &record : saved) {
+      if (record.decision != Decision::Keep)
+        continue;
+      // Memory pressure removed: bytes over the capacity during the idle
+      // period, weighted by how long each operation runs.
+      double relief = 0;
+      for (unsigned point = record.lastForward + 1;
+           point < record.firstBackward; ++point)
+        if (memory[point] > capacity)
+          relief += std::min(record.bytes, memory[point] - capacity) *
+                    std::max(secondsBetween(point, point + 1), 1e-9);
+      if (relief <= 0)
+        continue;
+      Decision decision = hostFits(record) ? Decision::Host : Decision::Disk;
+      double cost = decision == Decision::Host ? record.hostSeconds
+                                               : record.diskSeconds;
+      if (record.recomputeSeconds && *record.recomputeSeconds < cost) {
+        decision = Decision::Recompute;
+        cost = *record.recomputeSeconds;
+      }
+      double score = relief / std::max(cost, 1e-12);
+      if (score > bestScore) {
+        best = &record;
+        bestDecision = decision;
+        bestScore = score;
+      }
+    }
+    if (!best) {
+      forward.emitWarning() << "hgraph-offload-scheduling: the step needs "
+                            << mib(*llvm::max_element(memory))
+                            << " with every idle saved value moved; the "
+                               "capacity is "
+                            << mib(capacity);
+      return;
+    }
+    best->decision = bestDecision;
+    if (bestDecision == Decision::Host)
+      hostUsed += best->bytes;
+  }
+}
+
+void Step::placePrefetches(double capacity) {
+  SmallVector<Saved *> moved;
+  for (Saved &record : saved)
+    if (record.decision == Decision::Host || record.decision == Decision::Disk)
+      moved.push_back(&record);
+  llvm::sort(moved, [](const Saved *a, const Saved *b) {
+    return a->firstBackward < b->firstBackward;
+  });
+  // Not yet placed values count from their first reader on.
+  std::vector<double> memory = profile();
+  for (Saved *record : moved) {
+    unsigned first = record->firstBackward;
+    std::optional<unsigned> placed;
+    if (capacity > 0) {
+      // The earliest point from which the value fits until its reader.
+      for (unsigned point = first; point-- > numForward;) {
+        if (memory[point] + record->bytes > capacity)
+          break;
+        placed = point;
+      }
+    }
+    if (!placed) {
+      // The latest point that still hides the read, else the backward's
+      // start.
+      placed = numForward;
+      for (unsigned point = first + 1; point-- > numForward;)
+        if (secondsBetween(point, first) >= readSeconds(*record)) {
+          placed = point;
+          break;
+        }
+    }
+    addInterval(memory, *placed, first - 1, record->bytes);
+    record->prefetchAt = *placed;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Rewriting
+//===----------------------------------------------------------------------===//
+
+/// Sets a function's type from its block arguments and returned values.
+void refreshType(FuncOp func) {
+  auto ret = cast<ReturnOp>(func.getBody().front().getTerminator());
+  func.setFunctionTypeAttr(TypeAttr::get(FunctionType::get(
+      func.getContext(), func.getBody().front().getArgumentTypes(),
+      ret.getOperandTypes())));
+}
+
+LogicalResult Step::rewrite() {
+  OpBuilder builder(forward.getContext());
+  auto forwardReturn =
+      cast<ReturnOp>(forward.getBody().front().getTerminator());
+  SmallVector<unsigned> droppedResults, droppedArgs;
+  for (Saved &record : saved) {
+    switch (record.decision) {
+    case Decision::Keep:
+      break;
+    case Decision::Host:
+    case Decision::Disk: {
+      Operation *lastReader = ops[record.lastForward];
+      builder.setInsertionPointAfter(lastReader);
+      auto storedType = StoredType::get(
+          builder.getContext(), cast<FeatureType>(record.value.getType()));
+      Value stored = EvictOp::create(
+          builder, record.value.getLoc(), storedType, record.value,
+          record.decision == Decision::Host ? OffloadTier::Host
+                                            : OffloadTier::Disk,
+          record.slot);
+      forwardReturn.setOperand(record.resultIndex, stored);
+
+      Operation *at = record.prefetchAt < ops.size()
+                          ? ops[record.prefetchAt]
+                          : backward.getBody().front().getTerminator();
+      builder.setInsertionPoint(at);
+      Type valueType = record.arg.getType();
+      record.arg.setType(storedType);
+      auto prefetch = PrefetchOp::create(builder, record.arg.getLoc(),
+                                         valueType, record.arg, record.slot);
+      record.arg.replaceAllUsesExcept(prefetch.getResult(), prefetch);
+      break;
+    }
+    case Decision::Recompute: {
+      builder.setInsertionPoint(ops[record.firstBackward]);
+      IRMapping mapping;
+      mapping.map(forward.getGraph(), backward.getGraph());
+      for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+        for (unsigned j = 0; j < backward.getNumArguments(); ++j)
+          if (forward.getArgumentName(i) == backward.getArgumentName(j) &&
+              backward.getArgument(j) != record.arg)
+            mapping.map(forward.getArgument(i), backward.getArgument(j));
+      for (Operation *op : record.recomputeSlice)
+        builder.clone(*op, mapping);
+      record.arg.replaceAllUsesWith(mapping.lookup(record.value));
+      droppedResults.push_back(record.resultIndex);
+      droppedArgs.push_back(record.argIndex);
+      break;
+    }
+    }
+  }
+  // Values no longer saved leave both signatures.
+  llvm::sort(droppedResults, std::greater<>());
+  for (unsigned index : droppedResults) {
+    forwardReturn->eraseOperand(index);
+    if (failed(forward.eraseResult(index)))
+      return forward.emitError("hgraph-offload-scheduling: cannot drop result #")
+             << index;
+  }
+  llvm::sort(droppedArgs, std::greater<>());
+  for (unsigned index : droppedArgs)
+    if (failed(backward.eraseArgument(index)))
+      return backward.emitError(
+                 "hgraph-offload-scheduling: cannot drop argument #")
+             << index;
+  refreshType(forward);
+  refreshType(backward);
+  // The forward may no longer need what only a dropped value read.
+  bool erased = true;
+  while (erased) {
+    erased = false;
+    for (Operation &op : llvm::make_early_inc_range(
+             llvm::reverse(forward.getBody().front().without_terminator())))
+      if (op.use_empty() && isPure(&op)) {
+        op.erase();
+        erased = true;
+      }
+  }
+  return success();
+}
+
+void Step::reportDecisions(double capacity) {
+  std::vector<double> before = base;
+  for (const Saved &record : saved)
+    addInterval(before, record.def, record.lastBackward, record.bytes);
+  std::vector<double> after = profile();
+  for (const Saved &record : saved) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << "saved value '"
+       << forward.getResultAttrOfType<StringAttr>(record.resultIndex,
+                                                  "hgraph.name")
+              .getValue()
+       << "' (slot " << record.slot << "): ";
+    record.symbolicBytes.print(os);
+    os << " bytes = " << mib(record.bytes) << "; produced at #" << record.def
+       << ", last forward reader #" << record.lastForward
+       << ", backward readers #" << record.firstBackward << "..#"
+       << record.lastBackward << " (of " << ops.size() << "; the backward "
+       << "starts at #" << numForward << "); idle " << ms(record.idleSeconds)
+       << "; round trip host " << ms(record.hostSeconds) << ", disk "
+       << ms(record.diskSeconds) << ", recompute "
+       << (record.recomputeSeconds ? ms(*record.recomputeSeconds)
+                                   : std::string("impossible"))
+       << ": " << decisionName(record.decision);
+    if (record.decision == Decision::Host || record.decision == Decision::Disk)
+      os << ", prefetched at #" << record.prefetchAt;
+    record.producer->emitRemark(text);
+  }
+  forward.emitRemark() << "offload plan for @" << forward.getSymName()
+                       << " and @" << backward.getSymName()
+                       << ": step peak "
+                       << mib(before.empty() ? 0 : *llvm::max_element(before))
+                       << " kept, "
+                       << mib(after.empty() ? 0 : *llvm::max_element(after))
+                       << " planned; capacity "
+                       << (capacity > 0 ? mib(capacity) : std::string("none"))
+                       << "; estimated step time " << ms(start.back());
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+struct OffloadSchedulingPass
+    : public hector::impl::OffloadSchedulingBase<OffloadSchedulingPass> {
+  using OffloadSchedulingBase::OffloadSchedulingBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (mode != "none" && mode != "host" && mode != "disk" && mode != "auto") {
+      module.emitError("hgraph-offload-scheduling: mode must be none, host, "
+                       "disk or auto; got '")
+          << mode << "'";
+      return signalPassFailure();
+    }
+    if (capacityMiB < 0 || hostCapacityMiB < 0 || minKiB < 0) {
+      module.emitError("hgraph-offload-scheduling: capacities and min-kib "
+                       "must be non-negative");
+      return signalPassFailure();
+    }
+    Rates rates{deviceGBps * 1e9,    gemmTFlops * 1e12,  hostWriteGBps * 1e9,
+                hostReadGBps * 1e9,  diskWriteGBps * 1e9, diskReadGBps * 1e9};
+    for (double rate : {rates.device, rates.gemm, rates.hostWrite,
+                        rates.hostRead, rates.diskWrite, rates.diskRead})
+      if (!(rate > 0)) {
+        module.emitError("hgraph-offload-scheduling: bandwidths and the GEMM "
+                         "peak must be positive");
+        return signalPassFailure();
+      }
+    std::optional<Sizes> sizes =
+        resolve(module, "hgraph-offload-scheduling", numNodes, numEdges,
+                numPairs, numEdgeTypes, numNodeTypes);
+    if (!sizes)
+      return signalPassFailure();
+    if (mode == "none" && !report)
+      return;
+
+    double capacity = static_cast<double>(capacityMiB) * kMiB;
+    for (FuncOp forward : module.getOps<FuncOp>()) {
+      auto kind = forward->getAttrOfType<StringAttr>(kKind);
+      if (!kind || kind.getValue() != "training_forward")
+        continue;
+      FuncOp backward = findBackward(module, forward);
+      if (!backward)
+        continue;
+      Step step(forward, backward, *sizes, rates);
+      if (failed(step.analyze()))
+        return signalPassFailure();
+      if (mode == "host" || mode == "disk")
+        step.planForced(mode == "host" ? Decision::Host : Decision::Disk,
+                        static_cast<double>(minKiB) * 1024);
+      else if (mode == "auto")
+        step.planAuto(capacity, static_cast<double>(hostCapacityMiB) * kMiB,
+                      report);
+      step.placePrefetches(capacity);
+      if (report)
+        step.reportDecisions(capacity);
+      if (failed(step.rewrite()))
+        return signalPassFailure();
+    }
+  }
+
+  /// The backward function of the same primal as `forward`.
+  static FuncOp findBackward(ModuleOp module, FuncOp forward) {
+    auto primal = forward->getAttrOfType<StringAttr>(kPrimal);
+    for (FuncOp func : module.getOps<FuncOp>()) {
+      auto kind = func->getAttrOfType<StringAttr>(kKind);
+      if (kind && kind.getValue() == "training_backward" &&
+          func->getAttrOfType<StringAttr>(kPrimal) == primal)
+        return func;
+    }
+    return nullptr;
+  }
+};
+
+} // namespace

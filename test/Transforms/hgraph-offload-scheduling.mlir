@@ -1,0 +1,106 @@
+// The schedule of a two-layer RGAT training step (autodiff builds the pair).
+// Sizes: N = 1e5, E = P = 2e6, so z (32*E bytes) is 61 MiB and the step's
+// peak with everything kept is 196.8 MiB.
+//
+// RUN: hector-opt %s -hgraph-autodiff -hgraph-offload-scheduling='mode=host min-kib=0 num-nodes=100000 num-edges=2000000 num-pairs=2000000' | FileCheck %s --check-prefix=HOST
+// The verifier re-checks the plan when it is read back: nothing reads a
+// stored value but its prefetch, nothing reads an evicted value after its
+// evict.
+// RUN: hector-opt %s -hgraph-autodiff -hgraph-offload-scheduling='mode=host min-kib=0 num-nodes=100000 num-edges=2000000 num-pairs=2000000' | hector-opt | FileCheck %s --check-prefix=HOST
+// RUN: hector-opt %s -hgraph-autodiff -hgraph-offload-scheduling='mode=auto capacity-mib=180 num-nodes=100000 num-edges=2000000 num-pairs=2000000 report=true' --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=AUTO
+// RUN: hector-opt %s -hgraph-autodiff -hgraph-offload-scheduling='mode=auto capacity-mib=180 num-nodes=100000 num-edges=2000000 num-pairs=2000000 device-gbps=20 gemm-tflops=0.01 report=true' --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=SLOW
+// RUN: hector-opt %s -hgraph-autodiff -hgraph-offload-scheduling='mode=auto capacity-mib=180 host-capacity-mib=10 num-nodes=100000 num-edges=2000000 num-pairs=2000000 device-gbps=20 gemm-tflops=0.01' | FileCheck %s --check-prefix=DISK
+// RUN: hector-opt %s -hgraph-autodiff -hgraph-offload-scheduling='mode=none' | FileCheck %s --check-prefix=NONE
+// RUN: not hector-opt %s -hgraph-offload-scheduling='mode=gpu' 2>&1 | FileCheck %s --check-prefix=BAD
+
+hgraph.func @rgat2(%g: !hgraph.graph, %h: !hgraph.node<8xf32> {hgraph.name = "h"},
+                   %W1: !hgraph.weight<edge, 8x8xf32> {hgraph.name = "W1"}, %a1: !hgraph.weight<edge, 8xf32> {hgraph.name = "a1"},
+                   %W2: !hgraph.weight<edge, 8x8xf32> {hgraph.name = "W2"}, %a2: !hgraph.weight<edge, 8xf32> {hgraph.name = "a2"}) -> !hgraph.node<8xf32> {
+  %z1 = hgraph.typed_linear %W1, %h from src : !hgraph.weight<edge, 8x8xf32>, !hgraph.node<8xf32> -> !hgraph.edge<8xf32>
+  %v1 = hgraph.typed_vector %a1 : !hgraph.weight<edge, 8xf32> -> !hgraph.edge<8xf32>
+  %s1 = hgraph.dot %z1, %v1 : !hgraph.edge<8xf32> -> !hgraph.edge<1xf32>
+  %l1 = hgraph.leaky_relu %s1 alpha 0.2 : !hgraph.edge<1xf32>
+  %al1 = hgraph.edge_softmax %l1 : !hgraph.edge<1xf32>
+  %m1 = hgraph.scale %al1, %z1 : !hgraph.edge<1xf32>, !hgraph.edge<8xf32> -> !hgraph.edge<8xf32>
+  %o1 = hgraph.aggregate sum %m1 : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
+  %h2 = hgraph.relu %o1 : !hgraph.node<8xf32>
+  %z2 = hgraph.typed_linear %W2, %h2 from src : !hgraph.weight<edge, 8x8xf32>, !hgraph.node<8xf32> -> !hgraph.edge<8xf32>
+  %v2 = hgraph.typed_vector %a2 : !hgraph.weight<edge, 8xf32> -> !hgraph.edge<8xf32>
+  %s2 = hgraph.dot %z2, %v2 : !hgraph.edge<8xf32> -> !hgraph.edge<1xf32>
+  %l2 = hgraph.leaky_relu %s2 alpha 0.2 : !hgraph.edge<1xf32>
+  %al2 = hgraph.edge_softmax %l2 : !hgraph.edge<1xf32>
+  %m2 = hgraph.scale %al2, %z2 : !hgraph.edge<1xf32>, !hgraph.edge<8xf32> -> !hgraph.edge<8xf32>
+  %o2 = hgraph.aggregate sum %m2 : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
+  hgraph.return %o2 : !hgraph.node<8xf32>
+}
+
+// Every saved value leaves after its last forward reader: the first layer's
+// z (slot 4) right after the scale that reads it, before the second layer
+// runs.
+// HOST-LABEL: hgraph.func @rgat2_fwd
+// HOST-SAME: -> (!hgraph.node<8xf32> {hgraph.name = "result0", hgraph.role = "output"}, !hgraph.stored<!hgraph.edge<1xf32>> {hgraph.name = "saved0", hgraph.role = "saved"}
+// HOST: %[[Z1:.*]] = hgraph.typed_linear %{{.*}}, %arg1 from src
+// HOST: %[[AL1:.*]] = hgraph.edge_softmax
+// HOST: hgraph.scale %[[AL1]], %[[Z1]]
+// HOST-NEXT: %[[S4:.*]] = hgraph.evict %[[Z1]] to host slot 4 : !hgraph.edge<8xf32> -> !hgraph.stored<!hgraph.edge<8xf32>>
+// HOST-NEXT: %[[S3:.*]] = hgraph.evict %[[AL1]] to host slot 3
+// HOST: hgraph.typed_linear %arg4
+// HOST: hgraph.return %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[S3]], %[[S4]]
+
+// The backward takes them stored and prefetches each before its first
+// reader. Without a capacity, a prefetch goes to the latest point that
+// still hides its read; none does at these rates, so they start at the
+// backward's entry (SLOW below has one that hides).
+// HOST-LABEL: hgraph.func @rgat2_bwd
+// HOST-SAME: %[[ARG4:[^:]*]]: !hgraph.stored<!hgraph.edge<8xf32>> {hgraph.name = "saved4", hgraph.role = "saved"}
+// HOST: hgraph.prefetch %{{.*}} slot 0
+// HOST: %[[Z1B:.*]] = hgraph.prefetch %[[ARG4]] slot 4 : !hgraph.stored<!hgraph.edge<8xf32>> -> !hgraph.edge<8xf32>
+// HOST: hgraph.typed_linear %arg4, %{{.*}} from edge transpose
+// HOST: hgraph.dot %{{.*}}, %[[Z1B]]
+// HOST: hgraph.typed_linear %arg2, %{{.*}} from edge transpose
+
+// Under a capacity below the peak, the first layer's z is the value whose
+// removal relieves the most per second of cost: recomputing it from h and
+// W1 (one GEMM) is cheaper than the round trip to host memory. It leaves
+// both signatures.
+// AUTO: remark: saved value 'saved4' (slot 4): 32*E bytes = 61.0 MiB; produced at #0, last forward reader #5, backward readers #32..#47 (of 53; the backward starts at #15); idle 0.222 ms; round trip host 2.377 ms, disk 56.939 ms, recompute 0.043 ms: recompute
+// AUTO: remark: offload plan for @rgat2_fwd and @rgat2_bwd: step peak 196.8 MiB kept, 189.2 MiB planned; capacity 180.0 MiB
+// AUTO-LABEL: hgraph.func @rgat2_fwd
+// AUTO-NOT: saved4
+// AUTO-SAME: {hgraph.name = "saved3", hgraph.role = "saved"}) attributes
+// AUTO-NOT: evict
+// AUTO-LABEL: hgraph.func @rgat2_bwd
+// AUTO-NOT: saved4
+// AUTO: hgraph.typed_linear %arg4, %{{.*}} from edge transpose
+// AUTO: %[[Z1R:.*]] = hgraph.typed_linear %arg2, %arg1 from src
+// AUTO: hgraph.dot %[[Z1R]]
+
+// When computing is slow, moving is cheaper: to host memory, prefetched
+// where the read still hides before the reader.
+// SLOW: remark: saved value 'saved4' (slot 4): {{.*}} round trip host 2.377 ms, disk 56.939 ms, recompute 25.600 ms: host, prefetched at #30
+// SLOW: remark: offload plan for @rgat2_fwd and @rgat2_bwd: step peak 196.8 MiB kept,
+// The first layer's z is read back only once the second layer's input
+// gradient (the transposed GEMM with W2) is under way.
+// SLOW-LABEL: hgraph.func @rgat2_bwd
+// SLOW: hgraph.typed_linear %arg4, %{{.*}} from edge transpose
+// SLOW: %[[Z1S:.*]] = hgraph.prefetch %{{.*}} slot 4
+// SLOW: hgraph.dot %{{.*}}, %[[Z1S]]
+
+// With 10 MiB of host memory: the first layer's 3 MiB output still goes
+// to host memory, its 7.6 MiB attention to disk, and its 61 MiB z (57 ms
+// to and from disk) is recomputed (26 ms at these rates).
+// DISK-LABEL: hgraph.func @rgat2_fwd
+// DISK-NOT: slot 4
+// DISK: hgraph.evict %{{.*}} to disk slot 3
+// DISK: hgraph.evict %{{.*}} to host slot 2
+// DISK-NOT: slot 4
+// DISK-LABEL: hgraph.func @rgat2_bwd
+// DISK-DAG: hgraph.prefetch %{{.*}} slot 3
+// DISK-DAG: hgraph.prefetch %{{.*}} slot 2
+// DISK: hgraph.typed_linear %arg2, %arg1 from src
+
+// NONE-NOT: hgraph.evict
+// NONE-NOT: hgraph.prefetch
+// NONE-NOT: !hgraph.stored
+
+// BAD: error: hgraph-offload-scheduling: mode must be none, host, disk or auto; got 'gpu'
