@@ -11,10 +11,15 @@ Failures raise hector._runtime.HectorRuntimeError with the runtime's message
 (status OUT_OF_MEMORY: the host tier is full and nothing was stored; IO: a
 read failed or did not match its checksum). docs/offload.md describes the
 tiers.
+
+offload_bind / offload_unbind / bound, offload_release and offload_stats are
+the caller's side of compiled offload (runtime/include/hector/offload.h):
+the evicts and prefetches that compiled training entry points make.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 from typing import Optional
 
@@ -45,6 +50,13 @@ class _Stats(ctypes.Structure):
         ("direct_io", ctypes.c_uint32), ("reserved", ctypes.c_uint32)]
 
 
+class _OffloadStats(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in (
+        "evicted_host_values", "evicted_host_bytes", "evicted_disk_values", "evicted_disk_bytes",
+        "disk_to_host", "prefetched_values", "prefetched_bytes", "fallbacks", "fallback_values",
+        "fallback_bytes")]
+
+
 _declared = set()
 
 
@@ -61,9 +73,21 @@ def _lib() -> ctypes.CDLL:
             "hector_tensor_cache_where": [c_void_p, u64, ctypes.POINTER(c_int)],
             "hector_tensor_cache_flush": [c_void_p],
             "hector_tensor_cache_stats_get": [c_void_p, ctypes.POINTER(_Stats)],
+            "hector_offload_bind": [c_void_p, u64],
+            "hector_offload_release": [c_void_p, u64],
+            "hector_offload_stats_get": [ctypes.POINTER(_OffloadStats)],
         }.items():
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = c_int, argtypes
+        # What generated code calls; failures go to the thread's launch status.
+        i64 = ctypes.c_int64
+        for name, argtypes in {
+            "hector_offload_unbind": [],
+            "hector_offload_evict": [i64, ctypes.c_int32, c_void_p, i64],
+            "hector_offload_prefetch": [i64, c_void_p, i64],
+        }.items():
+            fn = getattr(lib, name)
+            fn.restype, fn.argtypes = None, argtypes
         _declared.add(id(lib))
     return lib
 
@@ -152,3 +176,43 @@ class TensorCache:
 
     def __del__(self):
         self.close()
+
+
+# Compiled offload (runtime/include/hector/offload.h): the caller's side of
+# the evicts and prefetches that compiled training entry points make. The
+# binding is per thread; failures inside an entry call are in its launch
+# status (hector_launch_status), not raised here.
+
+def offload_bind(cache: TensorCache, key_base: int) -> None:
+    """This thread's entry calls evict to and prefetch from `cache`, under
+    keys key_base + slot."""
+    lib = _lib()
+    _runtime._check(lib, lib.hector_offload_bind(cache._h(), key_base))
+
+
+def offload_unbind() -> None:
+    _lib().hector_offload_unbind()
+
+
+def offload_release(cache: TensorCache, key: int) -> None:
+    """Drops one reference to `key`, from the runtime's fallback or the cache."""
+    lib = _lib()
+    _runtime._check(lib, lib.hector_offload_release(cache._h(), key))
+
+
+def offload_stats() -> dict:
+    """Process-wide counts: evictions per tier, prefetches, the fallback."""
+    lib = _lib()
+    s = _OffloadStats()
+    _runtime._check(lib, lib.hector_offload_stats_get(ctypes.byref(s)))
+    return {name: getattr(s, name) for name, _ in _OffloadStats._fields_}
+
+
+@contextlib.contextmanager
+def bound(cache: TensorCache, key_base: int):
+    """offload_bind for the block, offload_unbind after it."""
+    offload_bind(cache, key_base)
+    try:
+        yield cache
+    finally:
+        offload_unbind()

@@ -24,6 +24,7 @@
 #include "error.h"
 #include "hector/launch.h"
 #include "hector/runtime.h"
+#include "launch_status.h"
 
 namespace hector {
 namespace {
@@ -75,8 +76,10 @@ struct ThreadState {
 };
 thread_local ThreadState t_state;
 
-// Records the first failure on this thread; later ones are consequences.
-void record(int status, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+}  // namespace
+
+// The functions of launch_status.h.
+
 void record(int status, const char* fmt, ...) {
   if (t_state.status != HECTOR_OK) return;
   t_state.status = status;
@@ -86,7 +89,6 @@ void record(int status, const char* fmt, ...) {
   va_end(ap);
 }
 
-// Records a failed driver call; returns false so callers can `return`.
 bool check(const Driver* cu, CUresult r, const char* what) {
   if (r == CUDA_SUCCESS) return true;
   const char* name = nullptr;
@@ -97,6 +99,15 @@ bool check(const Driver* cu, CUresult r, const char* what) {
          "%s: %s (%s)", what, name ? name : "unknown CUDA error", text ? text : "");
   return false;
 }
+
+int launch_device() { return t_state.device; }
+
+bool launch_caller_stream(CUstream* out) {
+  *out = t_state.stream;
+  return t_state.callerStream;
+}
+
+namespace {
 
 const LaunchDriver* launch_driver() {
   static std::once_flag once;

@@ -1,0 +1,174 @@
+// The GPU side of offload (device_copy.h), on the CUDA driver API in the
+// device's primary context, like the rest of the runtime.
+#include "device_copy.h"
+
+#include <cuda.h>
+#include <dlfcn.h>
+
+#include <atomic>
+#include <optional>
+
+#include "device.h"
+#include "driver.h"
+#include "error.h"
+#include "hector/runtime.h"
+#include "launch/launch_status.h"
+
+namespace hector {
+namespace offload {
+namespace {
+
+#define HECTOR_OFFLOAD_STR2(x) #x
+#define HECTOR_OFFLOAD_STR(x) HECTOR_OFFLOAD_STR2(x)
+
+// Driver entry points beyond driver.h's table, looked up in the
+// libcuda.so.1 that driver() opened (only ever called after it did).
+struct Extra {
+  decltype(&::cuMemcpyAsync) cuMemcpyAsync = nullptr;
+  decltype(&::cuMemFree) cuMemFree = nullptr;
+};
+
+const Extra* extra() {
+  static std::once_flag once;
+  static Extra table;
+  std::call_once(once, [] {
+    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!lib) return;
+    // HECTOR_OFFLOAD_STR expands cuda.h's versioning macros (cuMemFree_v2).
+    table.cuMemcpyAsync = reinterpret_cast<decltype(table.cuMemcpyAsync)>(
+        dlsym(lib, HECTOR_OFFLOAD_STR(cuMemcpyAsync)));
+    table.cuMemFree =
+        reinterpret_cast<decltype(table.cuMemFree)>(dlsym(lib, HECTOR_OFFLOAD_STR(cuMemFree)));
+  });
+  return table.cuMemcpyAsync && table.cuMemFree ? &table : nullptr;
+}
+
+// A device with its primary context current for the scope. A failure is
+// in status(), with hector_last_error().
+class DeviceScope {
+ public:
+  explicit DeviceScope(int ordinal) {
+    if ((status_ = get_device(ordinal, &d_)) != HECTOR_OK) return;
+    if (!(x_ = extra())) {
+      status_ = fail(HECTOR_ERROR_NO_DRIVER,
+                     "CUDA driver too old: libcuda.so.1 lacks cuMemcpyAsync or cuMemFree");
+      return;
+    }
+    scope_.emplace(d_);
+    if ((status_ = scope_->status()) != HECTOR_OK) scope_.reset();
+  }
+  int status() const { return status_; }
+  const Driver* cu() const { return d_->cu; }
+  const Extra* x() const { return x_; }
+
+ private:
+  Device* d_ = nullptr;
+  const Extra* x_ = nullptr;
+  int status_ = HECTOR_OK;
+  std::optional<ContextScope> scope_;
+};
+
+// The generated-code side: a scope on the thread's launch device, or false
+// with the failure recorded in the launch status.
+bool enter(std::optional<DeviceScope>& scope) {
+  scope.emplace(launch_device());
+  if (scope->status() == HECTOR_OK) return true;
+  record(scope->status(), "offload: %s", last_error());
+  return false;
+}
+
+bool driver_loaded() {
+  static std::atomic<bool> loaded{false};
+  if (loaded.load(std::memory_order_relaxed)) return true;
+  void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+  if (!lib) return false;
+  dlclose(lib);  // drops only the reference this dlopen took
+  loaded.store(true, std::memory_order_relaxed);
+  return true;
+}
+
+std::mutex g_staging_mutex;
+void* g_staging = nullptr;  // pinned, portable; kept for the process
+uint64_t g_staging_bytes = 0;
+constexpr uint64_t kStagingGrain = 2ull << 20;
+
+}  // namespace
+
+bool is_device_memory(const void* p) {
+  if (!p || !driver_loaded()) return false;
+  const Driver* cu = nullptr;
+  if (driver(&cu) != HECTOR_OK) return false;  // a driver that cannot start has no memory
+  CUmemorytype type = CUmemorytype(0);
+  CUdeviceptr ptr = reinterpret_cast<CUdeviceptr>(p);
+  CUresult r = cu->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
+  if (r == CUDA_ERROR_INVALID_CONTEXT) {  // drivers that want a current context
+    DeviceScope scope(launch_device());
+    if (scope.status() == HECTOR_OK)
+      r = cu->cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, ptr);
+  }
+  // Memory the driver does not know (CUDA_ERROR_INVALID_VALUE) is plain host memory.
+  return r == CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
+}
+
+bool device_copy(void* dst, const void* src, uint64_t bytes) {
+  if (bytes == 0) return true;
+  std::optional<DeviceScope> scope;
+  if (!enter(scope)) return false;
+  const Driver* cu = scope->cu();
+  // After the entry's kernels: on the caller's stream when one is set.
+  // Otherwise the entry runs on a private stream that cannot be named here,
+  // so the whole context is waited for and the copy uses the legacy stream.
+  CUstream stream = nullptr;
+  if (!launch_caller_stream(&stream) &&
+      !check(cu, cu->cuCtxSynchronize(),
+             "offload: waiting for the entry's kernels (cuCtxSynchronize)"))
+    return false;
+  return check(cu,
+               scope->x()->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                                         reinterpret_cast<CUdeviceptr>(src), bytes, stream),
+               "offload: copying a saved value (cuMemcpyAsync)") &&
+         check(cu, cu->cuStreamSynchronize(stream),
+               "offload: waiting for a copy (cuStreamSynchronize)");
+}
+
+void* device_alloc(uint64_t bytes, int* device) {
+  *device = launch_device();
+  std::optional<DeviceScope> scope;
+  if (!enter(scope)) return nullptr;
+  CUdeviceptr p = 0;
+  if (!check(scope->cu(), scope->cu()->cuMemAlloc(&p, bytes),
+             "offload: keeping a value in device memory (cuMemAlloc)"))
+    return nullptr;
+  return reinterpret_cast<void*>(p);
+}
+
+int device_free(void* p, int device) {
+  DeviceScope scope(device);
+  if (scope.status() != HECTOR_OK) return scope.status();
+  CUresult r = scope.x()->cuMemFree(reinterpret_cast<CUdeviceptr>(p));
+  return r == CUDA_SUCCESS ? HECTOR_OK : cu_fail(r, "hector_offload_release: cuMemFree");
+}
+
+Staging::Staging() : lock_(g_staging_mutex) {}
+
+void* Staging::reserve(uint64_t bytes) {
+  if (bytes <= g_staging_bytes) return g_staging;
+  std::optional<DeviceScope> scope;
+  if (!enter(scope)) return nullptr;
+  const Driver* cu = scope->cu();
+  if (g_staging) cu->cuMemFreeHost(g_staging);  // idle: we hold the lock
+  g_staging = nullptr;
+  g_staging_bytes = 0;
+  uint64_t size = (bytes + kStagingGrain - 1) / kStagingGrain * kStagingGrain;
+  void* p = nullptr;
+  // Portable: pinned for every context, so one buffer serves all devices.
+  if (!check(cu, cu->cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE),
+             "offload: the pinned staging buffer (cuMemHostAlloc)"))
+    return nullptr;
+  g_staging = p;
+  g_staging_bytes = size;
+  return p;
+}
+
+}  // namespace offload
+}  // namespace hector

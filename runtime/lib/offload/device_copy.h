@@ -1,0 +1,51 @@
+// The GPU side of offload: telling device memory from host memory, copies
+// ordered after the entry's kernels, the pinned staging buffer, and device
+// copies for the fallback.
+//
+// This first version is synchronous: every copy waits for the entry's
+// kernels before it starts and for itself before it returns. Copies on
+// their own streams with events, and a pinned pool made once in the
+// background, are still to come (docs/offload.md).
+#ifndef HECTOR_RUNTIME_OFFLOAD_DEVICE_COPY_H
+#define HECTOR_RUNTIME_OFFLOAD_DEVICE_COPY_H
+
+#include <stdint.h>
+
+#include <mutex>
+
+namespace hector {
+namespace offload {
+
+// True if p is device memory. A process that has not loaded libcuda.so.1
+// has none, and the driver is then never touched: the CPU path stays off it.
+bool is_device_memory(const void* p);
+
+// Copies `bytes` from src to dst (either may be device memory) after the
+// entry's kernels on this thread's device and stream, and waits for it.
+// Failures are recorded in the launch status; returns false.
+bool device_copy(void* dst, const void* src, uint64_t bytes);
+
+// `bytes` of device memory on the thread's launch device (its ordinal in
+// *device), or null with the failure recorded.
+void* device_alloc(uint64_t bytes, int* device);
+
+// Frees what device_alloc returned. For the caller's side: returns a status
+// with hector_last_error().
+int device_free(void* p, int device);
+
+// The process's pinned staging buffer, held by one thread at a time for a
+// whole copy and put (or get and copy); grown when a value needs more.
+class Staging {
+ public:
+  Staging();
+  // A pinned buffer of at least `bytes`, or null with the failure recorded.
+  void* reserve(uint64_t bytes);
+
+ private:
+  std::lock_guard<std::mutex> lock_;
+};
+
+}  // namespace offload
+}  // namespace hector
+
+#endif

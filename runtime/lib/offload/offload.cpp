@@ -1,0 +1,176 @@
+// The C API of hector/offload.h: the thread's binding, the evicts and
+// prefetches of generated code, and the caller's release and statistics.
+// Where the bytes go is the tensor cache's job; device memory goes through
+// device_copy.h, values a full host tier refuses through fallback.h.
+#include "hector/offload.h"
+
+#include <atomic>
+#include <cstdio>
+
+#include "device_copy.h"
+#include "error.h"
+#include "fallback.h"
+#include "hector/launch.h"
+#include "hector/runtime.h"
+#include "launch/launch_status.h"
+
+namespace hector {
+namespace offload {
+namespace {
+
+struct Binding {
+  hector_tensor_cache* cache = nullptr;
+  uint64_t key_base = 0;
+};
+thread_local Binding t_binding;
+
+struct Counts {
+  std::atomic<uint64_t> values[2], bytes[2];  // per hector_cache_tier
+  std::atomic<uint64_t> disk_to_host, prefetched_values, prefetched_bytes;
+};
+Counts g_counts;
+std::atomic<bool> g_warned_no_disk{false};
+
+// The bound cache and the key of `slot`, or null with the failure recorded.
+hector_tensor_cache* bound(const char* fn, int64_t slot, const void* data, int64_t bytes,
+                           uint64_t* key) {
+  if (!t_binding.cache) {
+    record(HECTOR_ERROR_INVALID_ARGUMENT,
+           "%s: an entry point with offloaded values was called without hector_offload_bind",
+           fn);
+    return nullptr;
+  }
+  if (slot < 0 || bytes < 0 || (bytes > 0 && !data)) {
+    record(HECTOR_ERROR_INVALID_ARGUMENT, "%s(slot %lld, %p, %lld bytes): bad arguments", fn,
+           (long long)slot, data, (long long)bytes);
+    return nullptr;
+  }
+  *key = t_binding.key_base + uint64_t(slot);
+  return t_binding.cache;
+}
+
+// Puts a host copy into the cache's `tier`, counted. Returns the put's
+// status (OUT_OF_MEMORY: the host tier is full, nothing stored).
+int put(hector_tensor_cache* cache, uint64_t key, const void* data, uint64_t bytes, int tier) {
+  int s = hector_tensor_cache_put(cache, key, data, bytes, hector_cache_tier(tier));
+  if (s == HECTOR_ERROR_INVALID_ARGUMENT && tier == HECTOR_CACHE_DISK) {
+    // The arguments were checked, so a disk put refused as invalid means a
+    // cache without a disk tier, or a stored key of another size, which the
+    // host put refuses the same way.
+    s = hector_tensor_cache_put(cache, key, data, bytes, HECTOR_CACHE_HOST);
+    if (s == HECTOR_ERROR_INVALID_ARGUMENT) return s;
+    tier = HECTOR_CACHE_HOST;
+    g_counts.disk_to_host.fetch_add(1, std::memory_order_relaxed);
+    if (!g_warned_no_disk.exchange(true))
+      std::fprintf(stderr,
+                   "hector: offload: a value planned for the disk tier went to the host tier: "
+                   "the tensor cache has no directory (warned once)\n");
+  }
+  if (s == HECTOR_OK) {
+    g_counts.values[tier].fetch_add(1, std::memory_order_relaxed);
+    g_counts.bytes[tier].fetch_add(bytes, std::memory_order_relaxed);
+  }
+  return s;
+}
+
+}  // namespace
+}  // namespace offload
+}  // namespace hector
+
+using namespace hector;
+using namespace hector::offload;
+
+extern "C" {
+
+HECTOR_API int hector_offload_bind(hector_tensor_cache* cache, uint64_t key_base) {
+  clear_error();
+  if (!cache) return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_offload_bind: cache is NULL");
+  t_binding = {cache, key_base};
+  return HECTOR_OK;
+}
+
+HECTOR_API void hector_offload_unbind(void) { t_binding = {}; }
+
+HECTOR_API void hector_offload_evict(int64_t slot, int32_t tier, void* data, int64_t bytes) {
+  if (hector_launch_status() != HECTOR_OK) return;
+  uint64_t key = 0;
+  hector_tensor_cache* cache = bound("hector_offload_evict", slot, data, bytes, &key);
+  if (!cache) return;
+  if (tier != HECTOR_CACHE_HOST && tier != HECTOR_CACHE_DISK) {
+    record(HECTOR_ERROR_INVALID_ARGUMENT, "hector_offload_evict(slot %lld): unknown tier %d",
+           (long long)slot, tier);
+    return;
+  }
+  uint64_t n = uint64_t(bytes);
+  if (fallback_ref(cache, key, n)) return;  // kept already: one more reference
+  bool device = n > 0 && is_device_memory(data);
+  int s;
+  if (!device) {
+    s = put(cache, key, data, n, tier);
+  } else {
+    Staging staging;
+    void* host = staging.reserve(n);
+    if (!host || !device_copy(host, data, n)) return;
+    s = put(cache, key, host, n, tier);
+  }
+  if (s == HECTOR_ERROR_OUT_OF_MEMORY)
+    fallback_keep(cache, key, data, n, device);
+  else if (s != HECTOR_OK)
+    record(s, "hector_offload_evict(slot %lld): %s", (long long)slot, last_error());
+}
+
+HECTOR_API void hector_offload_prefetch(int64_t slot, void* data, int64_t bytes) {
+  if (hector_launch_status() != HECTOR_OK) return;
+  uint64_t key = 0;
+  hector_tensor_cache* cache = bound("hector_offload_prefetch", slot, data, bytes, &key);
+  if (!cache) return;
+  uint64_t n = uint64_t(bytes);
+  bool device = n > 0 && is_device_memory(data);
+  if (!fallback_read(cache, key, data, n, device)) {
+    int s;
+    if (!device) {
+      s = hector_tensor_cache_get(cache, key, data, n);
+    } else {
+      Staging staging;
+      void* host = staging.reserve(n);
+      if (!host) return;
+      s = hector_tensor_cache_get(cache, key, host, n);
+      if (s == HECTOR_OK && !device_copy(data, host, n)) return;
+    }
+    if (s != HECTOR_OK) {
+      record(s, "hector_offload_prefetch(slot %lld): %s", (long long)slot, last_error());
+      return;
+    }
+  }
+  if (hector_launch_status() != HECTOR_OK) return;  // the fallback's copy failed
+  g_counts.prefetched_values.fetch_add(1, std::memory_order_relaxed);
+  g_counts.prefetched_bytes.fetch_add(n, std::memory_order_relaxed);
+}
+
+HECTOR_API int hector_offload_release(hector_tensor_cache* cache, uint64_t key) {
+  clear_error();
+  if (!cache)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_offload_release: cache is NULL");
+  int s = HECTOR_OK;
+  if (fallback_release(cache, key, &s)) return s;
+  return hector_tensor_cache_release(cache, key);
+}
+
+HECTOR_API int hector_offload_stats_get(hector_offload_stats* out) {
+  clear_error();
+  if (!out) return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_offload_stats_get: out is NULL");
+  hector_offload_stats s{};
+  auto get = [](const std::atomic<uint64_t>& c) { return c.load(std::memory_order_relaxed); };
+  s.evicted_host_values = get(g_counts.values[HECTOR_CACHE_HOST]);
+  s.evicted_host_bytes = get(g_counts.bytes[HECTOR_CACHE_HOST]);
+  s.evicted_disk_values = get(g_counts.values[HECTOR_CACHE_DISK]);
+  s.evicted_disk_bytes = get(g_counts.bytes[HECTOR_CACHE_DISK]);
+  s.disk_to_host = get(g_counts.disk_to_host);
+  s.prefetched_values = get(g_counts.prefetched_values);
+  s.prefetched_bytes = get(g_counts.prefetched_bytes);
+  fallback_stats(&s.fallbacks, &s.fallback_values, &s.fallback_bytes);
+  *out = s;
+  return HECTOR_OK;
+}
+
+}  // extern "C"
