@@ -62,6 +62,11 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
              (options.typedEndpoints ? " typed-endpoints=true" : "") + "}");
     if (options.compactMaterialization)
       append("hgraph-compact-materialization{" + options.graphSizes + "}");
+    // Last: the plan sizes what the optimisations left.
+    if (options.training && options.offloadMode != "none")
+      append("hgraph-offload-scheduling{" + options.graphSizes + " mode=" +
+             options.offloadMode + " capacity-mib=" +
+             std::to_string(options.offloadCapacityMiB) + "}");
     return pipeline;
   }
   case Stage::HTmpl:

@@ -163,6 +163,20 @@ cl::opt<std::string> savePolicy(
              "GEMM, reduction and softmax results), all, none"),
     cl::init("materialized"), cl::cat(hectorCategory));
 
+cl::opt<std::string> offloadMode(
+    "offload",
+    cl::desc("With --training: where each saved value waits for the backward "
+             "(hgraph-offload-scheduling): none (default), host, disk, auto. "
+             "The plan is visible with --emit=hgraph; libraries with offloaded "
+             "values are not built yet (docs/offload.md)"),
+    cl::init("none"), cl::cat(hectorCategory));
+
+cl::opt<int64_t> offloadCapacityMiB(
+    "offload-capacity-mib",
+    cl::desc("With --offload=auto: device memory the training step's values "
+             "may use, MiB (0: no limit)"),
+    cl::init(0), cl::cat(hectorCategory));
+
 /// Which hgraph-level optimisations run (docs/optimizations.md).
 enum class Variant { Unopt, Compact, Reorder, Both };
 
@@ -495,6 +509,20 @@ int main(int argc, char **argv) {
   if (savePolicy != "materialized" && savePolicy != "all" &&
       savePolicy != "none")
     return fail("--save must be materialized, all or none");
+  if (offloadMode != "none" && offloadMode != "host" &&
+      offloadMode != "disk" && offloadMode != "auto")
+    return fail("--offload must be none, host, disk or auto");
+  if (offloadMode != "none" && !training)
+    return fail("--offload plans a training step: add --training");
+  if (offloadCapacityMiB < 0)
+    return fail("--offload-capacity-mib must be non-negative");
+  if (offloadMode != "none" && emit != EmitStage::HGraph)
+    return fail("--offload=" + offloadMode +
+                ": libraries with offloaded values are not built yet (the "
+                "lowering of hgraph.evict/prefetch to the runtime's calls); "
+                "use --emit=hgraph to see the plan (docs/offload.md)");
+  options.offloadMode = offloadMode;
+  options.offloadCapacityMiB = offloadCapacityMiB;
   options.linearReordering =
       variant == Variant::Reorder || variant == Variant::Both;
   options.compactMaterialization =

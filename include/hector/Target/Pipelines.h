@@ -52,6 +52,10 @@ struct PipelineOptions {
   /// this policy for what the forward saves for the backward.
   bool training = false;
   std::string savePolicy = "materialized";
+  /// With training: hgraph-offload-scheduling's mode (none: not run) and
+  /// capacity.
+  std::string offloadMode = "none";
+  int64_t offloadCapacityMiB = 0;
   /// The hgraph-level optimisations (docs/optimizations.md), run on every
   /// hgraph.func at the HGraph stage.
   bool linearReordering = true;

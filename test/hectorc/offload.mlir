@@ -1,0 +1,30 @@
+// hectorc --offload runs hgraph-offload-scheduling after the hgraph
+// optimisations of a training build; the plan shows at --emit=hgraph.
+// Lowering it is not built yet, and hectorc says so before any work.
+
+// RUN: hectorc %hector_src_root/examples/rgat.mlir --training --offload=host --emit=hgraph | FileCheck %s --check-prefix=HOST
+// RUN: hectorc %hector_src_root/examples/rgat.mlir --training --offload=auto --emit=hgraph | FileCheck %s --check-prefix=AUTO
+// RUN: hectorc %hector_src_root/examples/rgat.mlir --training --offload=none --emit=hgraph | FileCheck %s --check-prefix=AUTO
+// RUN: not hectorc %hector_src_root/examples/rgat.mlir --training --offload=disk --target=cpu -o %t.so 2>&1 | FileCheck %s --check-prefix=LIB
+// RUN: not test -e %t.so
+// RUN: not hectorc %hector_src_root/examples/rgat.mlir --offload=host --emit=hgraph 2>&1 | FileCheck %s --check-prefix=TRAIN
+// RUN: not hectorc %hector_src_root/examples/rgat.mlir --training --offload=gpu --emit=hgraph 2>&1 | FileCheck %s --check-prefix=MODE
+// RUN: not hectorc %hector_src_root/examples/rgat.mlir --training --offload=auto --offload-capacity-mib=-1 --emit=hgraph 2>&1 | FileCheck %s --check-prefix=CAP
+
+// RGAT saves α and the compact z: both leave after the forward's last
+// reader and come back through their slots.
+// HOST-LABEL: hgraph.func @rgat_fwd
+// HOST-DAG: hgraph.evict %{{.*}} to host slot 0 : !hgraph.edge<1xf32>
+// HOST-DAG: hgraph.evict %{{.*}} to host slot 1 : !hgraph.edge<64xf32>
+// HOST-LABEL: hgraph.func @rgat_bwd
+// HOST-DAG: hgraph.prefetch %{{.*}} slot 0
+// HOST-DAG: hgraph.prefetch %{{.*}} slot 1
+
+// Without a capacity, auto moves only what hides in its idle period: in
+// one layer, nothing.
+// AUTO-NOT: hgraph.evict
+
+// LIB: hectorc: error: --offload=disk: libraries with offloaded values are not built yet
+// TRAIN: hectorc: error: --offload plans a training step: add --training
+// MODE: hectorc: error: --offload must be none, host, disk or auto
+// CAP: hectorc: error: --offload-capacity-mib must be non-negative
