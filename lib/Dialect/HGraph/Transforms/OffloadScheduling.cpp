@@ -193,6 +193,7 @@ private:
   void findRecomputation(Saved &saved);
   double readSeconds(const Saved &saved) const;
   unsigned pointOf(Operation *op) const { return points.lookup(op); }
+  unsigned lastMemoryRead(Value value, Operation *ignored) const;
   double secondsBetween(unsigned from, unsigned to) const {
     return start[to] - start[from];
   }
@@ -284,10 +285,7 @@ LogicalResult Step::analyze() {
         llvm::count(forwardReturn.getOperands(), record.value) != 1)
       continue;
     record.def = pointOf(record.producer);
-    record.lastForward = record.def;
-    for (Operation *user : record.value.getUsers())
-      if (user != forwardReturn)
-        record.lastForward = std::max(record.lastForward, pointOf(user));
+    record.lastForward = lastMemoryRead(record.value, forwardReturn);
     record.firstBackward = ops.size();
     record.lastBackward = numForward;
     for (Operation *user : record.arg.getUsers()) {
@@ -321,19 +319,13 @@ LogicalResult Step::analyze() {
       if (savedValues.contains(result) ||
           !isa<FeatureType, WeightType>(result.getType()))
         continue;
-      unsigned last = index;
-      bool returned = false;
-      for (Operation *user : result.getUsers()) {
-        Operation *top = user->getBlock()->findAncestorOpInBlock(*user);
-        if (isa<ReturnOp>(top))
-          returned = true;
-        else
-          last = std::max(last, pointOf(top));
-      }
+      bool returned = llvm::any_of(result.getUsers(), [](Operation *user) {
+        return isa<ReturnOp>(user);
+      });
       if (!returned && !storesResult(op))
         continue;
-      if (returned)
-        last = inForward ? numForward - 1 : ops.size() - 1;
+      unsigned last = returned ? (inForward ? numForward - 1 : ops.size() - 1)
+                               : lastMemoryRead(result, nullptr);
       addInterval(base, index, last, bytesOf(result).at(sizes));
     }
   }
@@ -346,6 +338,31 @@ LogicalResult Step::analyze() {
       addInterval(base, pointOf(producer), ops.size() - 1,
                   bytesOf(value).at(sizes));
   return success();
+}
+
+/// The last point that reads `value`'s memory: row-wise readers are
+/// evaluated inside the traversals of their own readers, so their readers
+/// count (a row-wise value returned is stored at the return, the end of its
+/// function). `ignored` (the forward's return, for a saved value) does not
+/// count.
+unsigned Step::lastMemoryRead(Value value, Operation *ignored) const {
+  Operation *producer = value.getDefiningOp();
+  unsigned last = producer ? pointOf(producer) : 0;
+  for (Operation *user : value.getUsers()) {
+    if (user == ignored)
+      continue;
+    if (isa<ReturnOp>(user)) {
+      last = std::max(last, pointOf(user->getBlock()->getParentOp() == forward
+                                         ? ops[numForward - 1]
+                                         : ops.back()));
+      continue;
+    }
+    last = std::max(last, pointOf(user));
+    if (!storesResult(user) && !isa<EvictOp>(user))
+      for (Value result : user->getResults())
+        last = std::max(last, lastMemoryRead(result, nullptr));
+  }
+  return last;
 }
 
 void Step::addInterval(std::vector<double> &memory, unsigned from, unsigned to,
