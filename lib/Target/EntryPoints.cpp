@@ -17,6 +17,7 @@
 using namespace mlir;
 using hector::EntryArgument;
 using hector::EntryPoint;
+using hector::OffloadedValue;
 using hector::ShapeDim;
 
 namespace {
@@ -27,6 +28,7 @@ constexpr llvm::StringLiteral kCInterfaceAttr = "llvm.emit_c_interface";
 constexpr llvm::StringLiteral kKindAttr = "hector.kind";
 constexpr llvm::StringLiteral kPrimalAttr = "hector.primal";
 constexpr llvm::StringLiteral kTypedEndpointsAttr = "hector.typed_endpoints";
+constexpr llvm::StringLiteral kOffloadAttr = "hector.offload";
 constexpr llvm::StringLiteral kRoles[] = {"graph",  "input",       "weight",
                                           "output", "saved",       "grad_output",
                                           "grad"};
@@ -200,6 +202,48 @@ FailureOr<EntryPoint> prepareEntryPoint(func::FuncOp func,
     entry.primal = text.getValue().str();
   }
   entry.typedEndpoints = typedEndpoints;
+  if (Attribute attr = func->getAttr(kOffloadAttr)) {
+    auto fail = [&]() {
+      return func.emitError("entry point '")
+             << entry.name << "': '" << kOffloadAttr
+             << "' must be an array of {name, direction = evict|prefetch, "
+                "slot >= 0, shape, tier = host|disk for an evict}, got "
+             << attr;
+    };
+    auto list = dyn_cast<ArrayAttr>(attr);
+    if (!list)
+      return fail();
+    for (Attribute item : list) {
+      auto dict = dyn_cast<DictionaryAttr>(item);
+      auto name = dict ? dict.getAs<StringAttr>("name") : nullptr;
+      auto direction = dict ? dict.getAs<StringAttr>("direction") : nullptr;
+      auto slot = dict ? dict.getAs<IntegerAttr>("slot") : nullptr;
+      auto shape = dict ? dict.getAs<ArrayAttr>("shape") : nullptr;
+      auto tier = dict ? dict.getAs<StringAttr>("tier") : nullptr;
+      if (!name || !direction || !slot || !shape || slot.getInt() < 0)
+        return fail();
+      OffloadedValue value;
+      value.name = name.str();
+      value.direction = direction.str();
+      value.slot = slot.getInt();
+      value.tier = tier ? tier.str() : "";
+      bool evict = value.direction == "evict";
+      if ((!evict && value.direction != "prefetch") ||
+          (evict != (value.tier == "host" || value.tier == "disk")))
+        return fail();
+      for (Attribute dim : shape) {
+        ShapeDim parsed;
+        if (auto symbol = dyn_cast<StringAttr>(dim))
+          parsed.symbol = symbol.str();
+        else if (auto size = dyn_cast<IntegerAttr>(dim))
+          parsed.size = size.getInt();
+        else
+          return fail();
+        value.shape.push_back(parsed);
+      }
+      entry.offloaded.push_back(std::move(value));
+    }
+  }
   FunctionType type = func.getFunctionType();
   if (type.getNumResults() != 0)
     return func.emitError("entry point '")
@@ -349,6 +393,26 @@ std::string hector::renderManifest(ArrayRef<EntryPoint> entries,
     }
     e["preprocessing"] = std::move(preprocessing);
     e["arguments"] = std::move(args);
+    // Present only with an offload plan: saved values that travel through
+    // the tensor cache bound with hector_offload_bind, not as arguments.
+    if (!entry.offloaded.empty()) {
+      Json offloaded = Json::array();
+      for (const OffloadedValue &value : entry.offloaded) {
+        Json o;
+        o["name"] = value.name;
+        o["direction"] = value.direction;
+        o["slot"] = value.slot;
+        if (!value.tier.empty())
+          o["tier"] = value.tier;
+        Json shape = Json::array();
+        for (const ShapeDim &dim : value.shape)
+          shape.push_back(dim.symbol.empty() ? Json(dim.size)
+                                             : Json(dim.symbol));
+        o["shape"] = std::move(shape);
+        offloaded.push_back(std::move(o));
+      }
+      e["offload"] = std::move(offloaded);
+    }
     list.push_back(std::move(e));
   }
   root["entries"] = std::move(list);

@@ -1,12 +1,15 @@
 // hectorc --offload runs hgraph-offload-scheduling after the hgraph
-// optimisations of a training build; the plan shows at --emit=hgraph.
-// Lowering it is not built yet, and hectorc says so before any work.
+// optimisations of a training build; the plan shows at --emit=hgraph, and
+// the library's manifest lists the values its entries move. A CPU library
+// with moved values links the runtime (the tensor cache), copied beside it.
 
 // RUN: hectorc %hector_src_root/examples/rgat.mlir --training --offload=host --emit=hgraph | FileCheck %s --check-prefix=HOST
 // RUN: hectorc %hector_src_root/examples/rgat.mlir --training --offload=auto --emit=hgraph | FileCheck %s --check-prefix=AUTO
 // RUN: hectorc %hector_src_root/examples/rgat.mlir --training --offload=none --emit=hgraph | FileCheck %s --check-prefix=AUTO
-// RUN: not hectorc %hector_src_root/examples/rgat.mlir --training --offload=disk --target=cpu -o %t.so 2>&1 | FileCheck %s --check-prefix=LIB
-// RUN: not test -e %t.so
+// RUN: rm -rf %t && mkdir -p %t
+// RUN: hectorc %hector_src_root/examples/rgat.mlir --training --offload=disk --target=cpu -o %t/librgat.so
+// RUN: FileCheck %s --check-prefix=LIB < %t/librgat.so.json
+// RUN: test -e %t/libhector_runtime.so
 // RUN: not hectorc %hector_src_root/examples/rgat.mlir --offload=host --emit=hgraph 2>&1 | FileCheck %s --check-prefix=TRAIN
 // RUN: not hectorc %hector_src_root/examples/rgat.mlir --training --offload=gpu --emit=hgraph 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not hectorc %hector_src_root/examples/rgat.mlir --training --offload=auto --offload-capacity-mib=-1 --emit=hgraph 2>&1 | FileCheck %s --check-prefix=CAP
@@ -24,7 +27,15 @@
 // one layer, nothing.
 // AUTO-NOT: hgraph.evict
 
-// LIB: hectorc: error: --offload=disk: libraries with offloaded values are not built yet
+// LIB-LABEL: "name": "rgat_fwd"
+// LIB: "offload": [
+// LIB: "name": "saved1",
+// LIB-NEXT: "direction": "evict",
+// LIB-NEXT: "slot": 1,
+// LIB-NEXT: "tier": "disk",
+// LIB-LABEL: "name": "rgat_bwd"
+// LIB: "offload": [
+// LIB: "direction": "prefetch",
 // TRAIN: hectorc: error: --offload plans a training step: add --training
 // MODE: hectorc: error: --offload must be none, host, disk or auto
 // CAP: hectorc: error: --offload-capacity-mib must be non-negative

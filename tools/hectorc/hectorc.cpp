@@ -167,8 +167,8 @@ cl::opt<std::string> offloadMode(
     "offload",
     cl::desc("With --training: where each saved value waits for the backward "
              "(hgraph-offload-scheduling): none (default), host, disk, auto. "
-             "The plan is visible with --emit=hgraph; libraries with offloaded "
-             "values are not built yet (docs/offload.md)"),
+             "Moved values reach the runtime's tensor cache (docs/offload.md); "
+             "CPU libraries then link libhector_runtime.so too"),
     cl::init("none"), cl::cat(hectorCategory));
 
 cl::opt<int64_t> offloadCapacityMiB(
@@ -380,6 +380,16 @@ hector::HostCodeOptions hostCodeOptions() {
   return options;
 }
 
+/// True when both files exist and hold the same bytes.
+bool sameContents(llvm::StringRef a, llvm::StringRef b) {
+  auto first = llvm::MemoryBuffer::getFile(a, /*IsText=*/false,
+                                           /*RequiresNullTerminator=*/false);
+  auto second = llvm::MemoryBuffer::getFile(b, /*IsText=*/false,
+                                            /*RequiresNullTerminator=*/false);
+  return first && second &&
+         (*first)->getBuffer() == (*second)->getBuffer();
+}
+
 bool isBefore(EmitStage a, EmitStage b) {
   return static_cast<int>(a) < static_cast<int>(b);
 }
@@ -417,10 +427,22 @@ int writeLibrary(mlir::ModuleOp module,
   if (!runtime.empty()) {
     llvm::SmallString<256> copy(outDir);
     llvm::sys::path::append(copy, kRuntimeName);
-    if (!llvm::sys::fs::equivalent(runtime, copy))
-      if (std::error_code ec = llvm::sys::fs::copy_file(runtime, copy))
-        return fail("cannot copy " + runtime + " to " + copy + ": " +
+    if (!llvm::sys::fs::equivalent(runtime, copy) &&
+        !sameContents(runtime, copy)) {
+      // A process may have the copy there loaded (a library built into the
+      // same directory before): never rewrite it in place, which would
+      // change its mapped pages under that process; replace the file.
+      llvm::SmallString<256> fresh(copy);
+      fresh += ".tmp" + std::to_string(llvm::sys::Process::getProcessId());
+      if (std::error_code ec = llvm::sys::fs::copy_file(runtime, fresh))
+        return fail("cannot copy " + runtime + " to " + fresh + ": " +
                     ec.message());
+      if (std::error_code ec = llvm::sys::fs::rename(fresh, copy)) {
+        llvm::sys::fs::remove(fresh);
+        return fail("cannot move " + fresh + " to " + copy + ": " +
+                    ec.message());
+      }
+    }
   }
 
   hector::ManifestInfo info;
@@ -516,11 +538,6 @@ int main(int argc, char **argv) {
     return fail("--offload plans a training step: add --training");
   if (offloadCapacityMiB < 0)
     return fail("--offload-capacity-mib must be non-negative");
-  if (offloadMode != "none" && emit != EmitStage::HGraph)
-    return fail("--offload=" + offloadMode +
-                ": libraries with offloaded values are not built yet (the "
-                "lowering of hgraph.evict/prefetch to the runtime's calls); "
-                "use --emit=hgraph to see the plan (docs/offload.md)");
   options.offloadMode = offloadMode;
   options.offloadCapacityMiB = offloadCapacityMiB;
   options.linearReordering =
@@ -568,6 +585,13 @@ int main(int argc, char **argv) {
       if (runtime.empty())
         return fail(errorMessage);
     }
+  }
+  // A CPU library whose plan moves values calls the runtime's tensor cache.
+  if (target == Target::CPU && offloadMode != "none" &&
+      emit == EmitStage::Lib) {
+    runtime = findRuntimeLibrary(argv[0], errorMessage);
+    if (runtime.empty())
+      return fail(errorMessage);
   }
 
   std::unique_ptr<llvm::MemoryBuffer> input =

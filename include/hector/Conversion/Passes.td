@@ -32,7 +32,9 @@ def HGraphToHTmpl : Pass<"hgraph-to-htmpl", "mlir::ModuleOp"> {
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
     "::mlir::math::MathDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect", "::hector::htmpl::HTmplDialect"
+    "::mlir::scf::SCFDialect", "::hector::htmpl::HTmplDialect",
+    // The address argument of the offload runtime calls.
+    "::mlir::LLVM::LLVMDialect"
   ];
 }
 

@@ -40,6 +40,20 @@ struct EntryArgument {
   bool hostResident = false;
 };
 
+/// A saved value an entry moves through the runtime's tensor cache instead
+/// of a buffer argument (`hector.offload`, written by hgraph-to-htmpl for an
+/// offload plan): a training forward evicts it, the backward prefetches it,
+/// under the caller's key base + slot (hector/offload.h).
+struct OffloadedValue {
+  std::string name;
+  /// "evict" or "prefetch".
+  std::string direction;
+  int64_t slot = 0;
+  /// "host" or "disk" for an evict, else empty.
+  std::string tier;
+  std::vector<ShapeDim> shape;
+};
+
 struct EntryPoint {
   std::string name;
   /// The C interface symbol: `_mlir_ciface_<name>`.
@@ -58,6 +72,7 @@ struct EntryPoint {
   /// type).
   bool typedEndpoints = false;
   std::vector<EntryArgument> arguments;
+  std::vector<OffloadedValue> offloaded;
 };
 
 /// Finds the entry points of `module` (the functions marked `hector.entry`,

@@ -36,6 +36,7 @@
 #include "hector/Dialect/HGraph/IR/HGraph.h"
 #include "hector/Dialect/HTmpl/IR/HTmpl.h"
 
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
@@ -215,6 +216,16 @@ private:
                                   Value sum);
   LogicalResult lowerConcat(hg::ConcatOp op);
   LogicalResult lowerReturn(hg::ReturnOp op);
+  LogicalResult lowerEvict(hg::EvictOp op);
+  LogicalResult lowerPrefetch(hg::PrefetchOp op);
+  void callOffload(StringRef function, int64_t slot,
+                   std::optional<hg::OffloadTier> tier, Value buffer);
+  Operation *lastMemoryRead(Value value);
+  void releaseAfter(Operation *op, Value buffer);
+  void freeAfter(Operation *op);
+  DictionaryAttr offloadEntry(StringRef name, StringRef direction,
+                              int64_t slot, StringRef tier, Value hgraphValue,
+                              bool compactRows);
   LogicalResult nodeBuffer(Value value, Value &buffer);
   LogicalResult edgeLeaf(Value value, Leaf &leaf);
   LogicalResult edgeRows(Value value, Value &buffer, Value &rows);
@@ -257,6 +268,14 @@ private:
   /// Row-wise values stored where they are defined instead of being fused
   /// into their consumers (planFusion).
   llvm::DenseSet<Value> storedRows;
+  /// Offload: names and layouts of the stored arguments, the names of the
+  /// stored results (empty for the others), the manifest's entries
+  /// (`hector.offload`), and buffers to free once an op is lowered.
+  DenseMap<Value, std::string> storedNames;
+  DenseMap<Value, bool> storedCompact;
+  SmallVector<std::string> storedResultNames;
+  SmallVector<Attribute> offloaded;
+  DenseMap<Operation *, SmallVector<Value, 1>> freeAfterOp;
 };
 
 //===----------------------------------------------------------------------===//
@@ -339,6 +358,8 @@ LogicalResult FunctionLowering::createEntryPoint() {
                          const Twine &what) -> FailureOr<bool> {
     if (!isCompact(dict))
       return false;
+    if (auto stored = dyn_cast<hg::StoredType>(type))
+      type = stored.getValueType();
     auto feature = dyn_cast<hg::FeatureType>(type);
     if (!feature || !feature.isEdgeWise())
       return mlir::emitError(loc)
@@ -360,6 +381,17 @@ LogicalResult FunctionLowering::createEntryPoint() {
     if (failed(role) || failed(compact))
       return failure();
     compactArgs.push_back(*compact);
+    // A stored value has no buffer in the signature: the entry reads it
+    // back from the tensor cache (lowerPrefetch).
+    if (auto stored = dyn_cast<hg::StoredType>(arg.getType())) {
+      if (*role != "saved")
+        return mlir::emitError(arg.getLoc())
+               << "hgraph-to-htmpl: stored argument '" << name
+               << "' must have role 'saved'";
+      storedNames[arg] = name;
+      storedCompact[arg] = *compact;
+      continue;
+    }
     types.push_back(memrefFor(arg.getType()));
     DictionaryAttr argDict =
         argAttr(*role, name, shapeSymbols(arg.getType(), *compact));
@@ -392,6 +424,15 @@ LogicalResult FunctionLowering::createEntryPoint() {
     if (failed(role) || failed(compact))
       return failure();
     compactResults.push_back(*compact);
+    if (auto stored = dyn_cast<hg::StoredType>(type)) {
+      if (*role != "saved")
+        return mlir::emitError(loc)
+               << "hgraph-to-htmpl: stored result '" << name
+               << "' must have role 'saved'";
+      storedResultNames.push_back(name);
+      continue;
+    }
+    storedResultNames.push_back("");
     types.push_back(memrefFor(type));
     attrs.push_back(argAttr(*role, name, shapeSymbols(type, *compact)));
   }
@@ -429,8 +470,10 @@ LogicalResult FunctionLowering::createEntryPoint() {
   for (BlockArgument arg : source.getArguments()) {
     if (isa<hg::GraphType>(arg.getType()))
       continue;
-    Value memref = entry->getArgument(next++);
     bool compact = compactArgs[position++];
+    if (isa<hg::StoredType>(arg.getType()))
+      continue;
+    Value memref = entry->getArgument(next++);
     if (isa<hg::WeightType>(arg.getType()))
       values.weights[arg] = memref;
     else if (cast<hg::FeatureType>(arg.getType()).isEdgeWise())
@@ -444,6 +487,8 @@ LogicalResult FunctionLowering::createEntryPoint() {
   // return.
   auto ret = cast<hg::ReturnOp>(source.getBody().front().getTerminator());
   for (auto [index, value] : llvm::enumerate(ret.getOperands())) {
+    if (isa<hg::StoredType>(value.getType()))
+      continue; // evicted (lowerEvict), not returned in a buffer
     Value output = entry->getArgument(next++);
     if (compactResults[index])
       compactOutputs.insert(output);
@@ -1425,9 +1470,15 @@ LogicalResult FunctionLowering::lowerConcat(hg::ConcatOp op) {
 
 LogicalResult FunctionLowering::lowerReturn(hg::ReturnOp op) {
   Block &entry = target.getBody().front();
-  unsigned firstOutput = entry.getNumArguments() - op.getNumOperands();
-  for (auto [index, value] : llvm::enumerate(op.getOperands())) {
-    Value output = entry.getArgument(firstOutput + index);
+  auto isBuffered = [](Value value) {
+    return !isa<hg::StoredType>(value.getType());
+  };
+  unsigned next = entry.getNumArguments() -
+                  llvm::count_if(op.getOperands(), isBuffered);
+  for (Value value : op.getOperands()) {
+    if (!isBuffered(value))
+      continue;
+    Value output = entry.getArgument(next++);
     if (written.contains(output))
       continue; // already written in place
     if (isa<hg::WeightType>(value.getType())) {
@@ -1445,6 +1496,160 @@ LogicalResult FunctionLowering::lowerReturn(hg::ReturnOp op) {
   for (Value memref : temporaries)
     memref::DeallocOp::create(builder, loc, memref);
   func::ReturnOp::create(builder, loc);
+  if (!offloaded.empty())
+    target->setAttr("hector.offload", builder.getArrayAttr(offloaded));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Offload: evicted and prefetched values
+//===----------------------------------------------------------------------===//
+
+/// The last op of the body that reads `value`'s memory: row-wise readers
+/// are evaluated inside their own readers' traversals, so those count.
+Operation *FunctionLowering::lastMemoryRead(Value value) {
+  Block &body = source.getBody().front();
+  Operation *last = value.getDefiningOp();
+  for (Operation *user : value.getUsers()) {
+    Operation *reader = body.findAncestorOpInBlock(*user);
+    if (!last || last->isBeforeInBlock(reader))
+      last = reader;
+    if (isRowWise(reader) || isa<hg::GatherOp>(reader))
+      for (Value result : reader->getResults())
+        if (Operation *later = lastMemoryRead(result);
+            later && last->isBeforeInBlock(later))
+          last = later;
+  }
+  return last;
+}
+
+/// Frees the temporary `buffer` once `op` is lowered (at once when `op` is
+/// null).
+void FunctionLowering::releaseAfter(Operation *op, Value buffer) {
+  auto it = llvm::find(temporaries, buffer);
+  if (it == temporaries.end() || isa_and_nonnull<hg::ReturnOp>(op))
+    return; // the caller's (an argument, an output), or freed at the return
+  temporaries.erase(it);
+  if (!op)
+    memref::DeallocOp::create(builder, loc, buffer);
+  else
+    freeAfterOp[op].push_back(buffer);
+}
+
+void FunctionLowering::freeAfter(Operation *op) {
+  auto it = freeAfterOp.find(op);
+  if (it == freeAfterOp.end())
+    return;
+  for (Value buffer : it->second)
+    memref::DeallocOp::create(builder, loc, buffer);
+  freeAfterOp.erase(it);
+}
+
+DictionaryAttr FunctionLowering::offloadEntry(StringRef name,
+                                              StringRef direction, int64_t slot,
+                                              StringRef tier,
+                                              Value hgraphValue,
+                                              bool compactRows) {
+  SmallVector<NamedAttribute> entries = {
+      builder.getNamedAttr("name", builder.getStringAttr(name)),
+      builder.getNamedAttr("direction", builder.getStringAttr(direction)),
+      builder.getNamedAttr("slot", builder.getI64IntegerAttr(slot)),
+      builder.getNamedAttr(
+          "shape", builder.getArrayAttr(
+                       shapeSymbols(hgraphValue.getType(), compactRows)))};
+  if (!tier.empty())
+    entries.push_back(
+        builder.getNamedAttr("tier", builder.getStringAttr(tier)));
+  return builder.getDictionaryAttr(entries);
+}
+
+/// Calls the runtime (hector/offload.h): `hector_offload_evict(slot, tier,
+/// data, bytes)` or `hector_offload_prefetch(slot, data, bytes)` on the rows
+/// of `buffer`.
+void FunctionLowering::callOffload(StringRef function, int64_t slot,
+                                   std::optional<hg::OffloadTier> tier,
+                                   Value buffer) {
+  MLIRContext *ctx = builder.getContext();
+  Type i32 = builder.getI32Type(), i64 = builder.getI64Type();
+  Type pointer = LLVM::LLVMPointerType::get(ctx);
+  SmallVector<Type> argTypes = {i64};
+  if (tier)
+    argTypes.push_back(i32);
+  argTypes.append({pointer, i64});
+  auto module = target->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol<func::FuncOp>(function)) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(module.getBody());
+    auto decl = func::FuncOp::create(builder, loc, function,
+                                     builder.getFunctionType(argTypes, {}));
+    decl.setPrivate();
+  }
+  auto type = cast<MemRefType>(buffer.getType());
+  int64_t rowBytes = type.getDimSize(1) * type.getElementTypeBitWidth() / 8;
+  Value rows = memref::DimOp::create(builder, loc, buffer, 0);
+  Value bytes = arith::MulIOp::create(
+      builder, loc, rows, arith::ConstantIndexOp::create(builder, loc, rowBytes));
+  Value address =
+      memref::ExtractAlignedPointerAsIndexOp::create(builder, loc, buffer);
+  SmallVector<Value> args = {
+      arith::ConstantIntOp::create(builder, loc, i64, slot)};
+  if (tier)
+    args.push_back(arith::ConstantIntOp::create(
+        builder, loc, i32, static_cast<int64_t>(*tier)));
+  Value addressBits = arith::IndexCastOp::create(builder, loc, i64, address);
+  args.push_back(LLVM::IntToPtrOp::create(builder, loc, pointer, addressBits));
+  args.push_back(arith::IndexCastOp::create(builder, loc, i64, bytes));
+  func::CallOp::create(builder, loc, function, TypeRange{}, args);
+}
+
+/// The value's rows go to the tensor cache; its buffer is freed once the
+/// last traversal that reads it is lowered.
+LogicalResult FunctionLowering::lowerEvict(hg::EvictOp op) {
+  Value value = op.getValue();
+  auto type = cast<hg::FeatureType>(value.getType());
+  Value buffer;
+  bool compact = false;
+  if (!type.isEdgeWise()) {
+    if (failed(nodeBuffer(value, buffer)))
+      return failure();
+  } else {
+    Leaf leaf;
+    if (failed(edgeLeaf(value, leaf)))
+      return failure();
+    buffer = leaf.memref;
+    compact = leaf.scheme == AccessScheme::Compact;
+  }
+  // The manifest names the value by the result that returns it.
+  auto ret = cast<hg::ReturnOp>(source.getBody().front().getTerminator());
+  std::string name;
+  for (OpOperand &use : op.getResult().getUses())
+    if (use.getOwner() == ret)
+      name = storedResultNames[use.getOperandNumber()];
+  callOffload("hector_offload_evict", op.getSlot(), op.getTier(), buffer);
+  offloaded.push_back(offloadEntry(name, "evict", op.getSlot(),
+                                   hg::stringifyOffloadTier(op.getTier()),
+                                   value, compact));
+  Operation *last = lastMemoryRead(value);
+  releaseAfter(last && op->isBeforeInBlock(last) ? last : nullptr, buffer);
+  return success();
+}
+
+/// A buffer for the value, filled from the tensor cache; freed once its
+/// last reader is lowered.
+LogicalResult FunctionLowering::lowerPrefetch(hg::PrefetchOp op) {
+  Value stored = op.getStored();
+  bool compact = storedCompact.lookup(stored);
+  Value buffer = allocate(op.getResult(), compact);
+  callOffload("hector_offload_prefetch", op.getSlot(), std::nullopt, buffer);
+  offloaded.push_back(offloadEntry(storedNames.lookup(stored), "prefetch",
+                                   op.getSlot(), "", op.getResult(), compact));
+  if (cast<hg::FeatureType>(op.getType()).isEdgeWise())
+    values.edges[op.getResult()] = {buffer, compact ? AccessScheme::Compact
+                                                    : AccessScheme::Edge};
+  else
+    values.nodes[op.getResult()] = buffer;
+  if (Operation *last = lastMemoryRead(op.getResult()); last && last != op)
+    releaseAfter(last, buffer);
   return success();
 }
 
@@ -1565,6 +1770,8 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       })
       .Case([&](hg::ConcatOp concat) { return lowerConcat(concat); })
       .Case([&](hg::ReturnOp ret) { return lowerReturn(ret); })
+      .Case([&](hg::EvictOp evict) { return lowerEvict(evict); })
+      .Case([&](hg::PrefetchOp prefetch) { return lowerPrefetch(prefetch); })
       .Case([&](hg::WeightOuterOp outer) {
         return lowerWeightOuter(builder, outer, values, temporaries);
       })
@@ -1619,15 +1826,6 @@ bool FunctionLowering::worthStoring(Operation *op) {
 }
 
 LogicalResult FunctionLowering::run() {
-  // An offload plan needs the runtime calls of issue 17's lowering, which
-  // does not exist yet: refuse it by name rather than misread its types.
-  auto isStored = [](Type type) { return isa<hg::StoredType>(type); };
-  if (llvm::any_of(source.getArgumentTypes(), isStored) ||
-      llvm::any_of(source.getResultTypes(), isStored))
-    return source.emitError("hgraph-to-htmpl: stored values (hgraph.evict, "
-                            "hgraph.prefetch) are not lowered yet; plan with "
-                            "hgraph-offload-scheduling{mode=none} "
-                            "(docs/offload.md)");
   if (failed(checkWidths()) || failed(createEntryPoint()))
     return failure();
   pairsPay = llvm::any_of(source.getBody().front(),
@@ -1638,6 +1836,7 @@ LogicalResult FunctionLowering::run() {
   for (Operation &op : source.getBody().front()) {
     if (failed(lower(&op)))
       return failure();
+    freeAfter(&op);
     if (op.getNumResults() == 1 && storedRows.contains(op.getResult(0)) &&
         failed(storeRows(op.getResult(0))))
       return failure();
