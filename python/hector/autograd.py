@@ -17,6 +17,8 @@ supported (the backward is itself not differentiable).
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 from torch.autograd.function import once_differentiable
 
@@ -58,8 +60,10 @@ class _Call:
     graph arrays, the names of the differentiable arguments."""
 
     def __init__(self, library: CompiledLibrary, primal: str, graph, names: tuple,
-                 training, synchronize: bool, check_indices: bool = True):
+                 training, synchronize: bool, check_indices: bool = True,
+                 offload_cache=None):
         self.library = library
+        self.offload_cache = offload_cache
         self.primal = library[primal]
         self.forward, self.backward = training or (None, None)
         self.graph = graph
@@ -69,7 +73,7 @@ class _Call:
         self.check_indices = check_indices
         self.results = [a.name for a in self.primal.arguments if a.role == "output"]
 
-    def call(self, entry, values: dict, device) -> dict:
+    def call(self, entry, values: dict, device, offload=None) -> dict:
         """Calls `entry` with `values` by name plus the graph arrays; allocates
         and returns its caller-allocated outputs by name."""
         args, outputs = {}, {}
@@ -86,8 +90,30 @@ class _Call:
                 raise ValueError(f"{entry.name}(): the library reads argument '{arg.name}' "
                                  f"({arg.role}), which {self.primal.name}() does not take")
         kwargs = {"synchronize": self.synchronize} if self.library.target == "cuda" else {}
+        if entry.offloaded:
+            kwargs["offload"] = offload
         entry(**args, check_indices=self.check_indices, **kwargs)
         return outputs
+
+
+class _StepKeys:
+    """The keys under which one training step's forward evicted its saved
+    values (hectorc --offload): released when autograd frees the step's
+    graph (its backward may run again before that, with retain_graph)."""
+
+    def __init__(self, library: CompiledLibrary, cache, slots: list):
+        from . import offload  # the tensor cache's binding, only when used
+
+        self.cache = cache
+        self.base = offload.reserve_keys(max(slots) + 1)
+        weakref.finalize(self, _release_keys, library, cache,
+                         [self.base + slot for slot in slots])
+
+
+def _release_keys(library, cache, keys) -> None:
+    if not cache.closed:  # a closed cache has freed everything
+        for key in keys:
+            library.offload_release(cache, key)
 
 
 class _EntryFunction(torch.autograd.Function):
@@ -97,7 +123,15 @@ class _EntryFunction(torch.autograd.Function):
         if call.forward is None:  # no gradients wanted: the inference entry
             outputs = call.call(call.primal, values, device)
             return tuple(outputs[name] for name in call.results)
-        outputs = call.call(call.forward, values, device)
+        evicted = [o.slot for o in call.forward.offloaded if o.direction == "evict"]
+        ctx.keys = None
+        if evicted:
+            from . import offload
+
+            cache = call.offload_cache or offload.default_cache()
+            ctx.keys = _StepKeys(call.library, cache, evicted)
+        outputs = call.call(call.forward, values, device, offload=ctx.keys and
+                            (ctx.keys.cache, ctx.keys.base))
         saved = [a.name for a in call.forward.arguments if a.role == "saved"]
         ctx.call, ctx.saved_names = call, saved
         ctx.save_for_backward(*tensors, *(outputs[name] for name in saved))
@@ -113,7 +147,8 @@ class _EntryFunction(torch.autograd.Function):
         for name, grad in zip(call.results, grads):
             values["d_" + name] = grad.to(torch.float32).contiguous()
         device = stored[0].device if stored else None
-        outputs = call.call(call.backward, values, device)
+        outputs = call.call(call.backward, values, device, offload=ctx.keys and
+                            (ctx.keys.cache, ctx.keys.base))
         found = {name[2:]: value for name, value in outputs.items()
                  if name.startswith("d_")}
         unknown = sorted(set(found) - set(call.names))
@@ -138,13 +173,16 @@ def _device(library: CompiledLibrary, tensors: dict):
 
 
 def run(library: CompiledLibrary, name: str, graph, synchronize: bool = True,
-        check_indices: bool = True, **tensors):
+        check_indices: bool = True, offload_cache=None, **tensors):
     """Calls function `name` of `library` on the preprocessed `graph`
     (hector.graph.preprocess, on the tensors' device for cuda) and the
     torch tensors `tensors` by argument name. Returns the tuple of results,
     differentiable with respect to every tensor argument. `check_indices`
     as for compiled entries (hector.compiled): False only for a graph
-    straight from hector.graph.preprocess, unmodified since."""
+    straight from hector.graph.preprocess, unmodified since. A library
+    built with ``hectorc --offload`` keeps the saved values its plan moves
+    in `offload_cache` (a hector.tensor_cache.TensorCache; default:
+    hector.offload.default_cache())."""
     entry = library[name]
     if entry.kind != "inference":
         raise ValueError(f"run() takes a function of the model, not its {entry.kind} "
@@ -176,5 +214,6 @@ def run(library: CompiledLibrary, name: str, graph, synchronize: bool = True,
                 f"gradients of {name}() are needed (for {', '.join(wants)}), but "
                 f"{library.path} was built without training entries: compile it with "
                 "training=True (hectorc --training), or run under torch.no_grad()")
-    call = _Call(library, name, graph, names, training, synchronize, check_indices)
+    call = _Call(library, name, graph, names, training, synchronize, check_indices,
+                 offload_cache)
     return _EntryFunction.apply(call, device, *(tensors[n].contiguous() for n in names))

@@ -74,6 +74,35 @@ STREAM_ASYNC = 1  # HECTOR_STREAM_ASYNC (runtime/include/hector/launch.h)
 _SYMBOL = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\+([0-9]+))?$")
 
 
+@dataclass(frozen=True)
+class Offloaded:
+    """A saved value an entry moves through the runtime's tensor cache
+    instead of a buffer argument (``hectorc --offload``): a training forward
+    evicts it, the backward prefetches it, under key base + slot."""
+    name: str
+    direction: str  # "evict" | "prefetch"
+    slot: int
+    tier: str  # "host" | "disk" for an evict, else ""
+    shape: tuple
+
+
+def _parse_offloaded(path: str, entry: str, raw) -> tuple:
+    if not isinstance(raw, list):
+        raise _manifest_error(path, f"entry '{entry}' has offload {raw!r}")
+    found = []
+    for item in raw:
+        ok = (isinstance(item, dict) and isinstance(item.get("name"), str)
+              and item.get("direction") in ("evict", "prefetch")
+              and isinstance(item.get("slot"), int) and item["slot"] >= 0
+              and isinstance(item.get("shape"), list)
+              and (item.get("tier") in ("host", "disk")) == (item["direction"] == "evict"))
+        if not ok:
+            raise _manifest_error(path, f"entry '{entry}' has an offloaded value {item!r}")
+        found.append(Offloaded(item["name"], item["direction"], item["slot"],
+                               item.get("tier", ""), tuple(item["shape"])))
+    return tuple(found)
+
+
 class LaunchError(RuntimeError):
     """A CUDA entry point failed in the launch runtime; `status` is the
     hector_status code (runtime.h)."""
@@ -221,6 +250,7 @@ class EntryPoint:
                 path, f"entry '{self.name}' has typed_endpoints {self.typed_endpoints!r}")
         self.arguments = tuple(
             _parse_argument(path, self.name, i, a, self.kind) for i, a in enumerate(raw_args))
+        self.offloaded = _parse_offloaded(path, self.name, raw.get("offload", []))
         self._library = library
         self._fast_plan = None  # _prepare_cuda_tensors' per-argument checks
         try:
@@ -442,7 +472,17 @@ class EntryPoint:
     # -- the call -----------------------------------------------------------
 
     def __call__(self, *args, synchronize: bool = True, check_indices: bool = True,
-                 **kwargs) -> None:
+                 offload=None, **kwargs) -> None:
+        """`offload`: a (hector.tensor_cache.TensorCache, key base) pair, needed
+        by entries whose manifest lists offloaded values; the forward's and
+        the backward's calls of one step take the same pair, and the caller
+        releases the keys (CompiledLibrary.offload_release) afterwards."""
+        if self.offloaded:
+            if (not isinstance(offload, tuple) or len(offload) != 2
+                    or not isinstance(offload[1], int) or not 0 <= offload[1] < 1 << 64):
+                raise TypeError(
+                    f"{self.name}() moves saved values ({', '.join(o.name for o in self.offloaded)}) "
+                    "through a tensor cache: pass offload=(cache, key_base)")
         symbols, described, device, values = self._prepare(args, kwargs)
         if check_indices:
             check_graph_indices(self.name, [(arg, keep) for arg, _, _, keep in described],
@@ -455,10 +495,19 @@ class EntryPoint:
         # even if another thread clears the cache meanwhile.
         descriptors = [_descriptor(ptr, shape) for _, ptr, shape, _ in described]
         pointers = [address for _, address in descriptors]
-        if self._library.target == "cuda":
-            self._library._call_cuda(self._fn, pointers, device, synchronize)
-        else:
-            self._fn(*pointers)
+        library = self._library
+        if self.offloaded:
+            library._offload_bind(*offload)
+        try:
+            if library.target == "cuda":
+                library._call_cuda(self._fn, pointers, device, synchronize)
+            elif self.offloaded:
+                library._call_cpu_checked(self._fn, pointers)
+            else:
+                self._fn(*pointers)
+        finally:
+            if self.offloaded:
+                library._lib.hector_offload_unbind()
         # `described` keeps every array alive until here.
         del described
 
@@ -571,6 +620,55 @@ class CompiledLibrary:
         finally:
             lib.hector_launch_clear()
             lib.hector_reset_stream()
+
+    def _offload_functions(self) -> None:
+        """Declares the runtime's offload functions on the library's handle,
+        so that they resolve in the runtime the library itself calls (never
+        another copy of it)."""
+        if getattr(self, "_offload_declared", False):
+            return
+        c_int, c_void_p, c_uint64 = ctypes.c_int, ctypes.c_void_p, ctypes.c_uint64
+        for name, restype, argtypes in (
+            ("hector_offload_bind", c_int, [c_void_p, c_uint64]),
+            ("hector_offload_unbind", None, []),
+            ("hector_offload_release", c_int, [c_void_p, c_uint64]),
+            ("hector_launch_status", c_int, []),
+            ("hector_launch_error", ctypes.c_char_p, []),
+            ("hector_launch_clear", None, []),
+            ("hector_last_error", ctypes.c_char_p, []),
+        ):
+            try:
+                fn = getattr(self._lib, name)
+            except AttributeError:
+                raise OSError(f"cannot offload with {self.path}: its {_runtime.LIB_NAME} "
+                              f"has no {name} (an older runtime?)") from None
+            fn.restype, fn.argtypes = restype, argtypes
+        self._offload_declared = True
+
+    def _offload_bind(self, cache, key_base: int) -> None:
+        self._offload_functions()
+        handle = cache._h()  # raises on a closed cache
+        if self._lib.hector_offload_bind(handle, key_base) != 0:
+            raise RuntimeError(self._lib.hector_last_error().decode(errors="replace"))
+
+    def offload_release(self, cache, key: int) -> None:
+        """Drops the value an evict stored under `key` (key base + slot)."""
+        self._offload_functions()
+        if self._lib.hector_offload_release(cache._h(), key) != 0:
+            raise RuntimeError(self._lib.hector_last_error().decode(errors="replace"))
+
+    def _call_cpu_checked(self, fn, pointers: list) -> None:
+        """A CPU entry that calls the runtime (offload): its failures are
+        recorded in the launch status, as for CUDA entries."""
+        lib = self._lib
+        lib.hector_launch_clear()
+        try:
+            fn(*pointers)
+            status = lib.hector_launch_status()
+            if status != 0:
+                raise LaunchError(status, lib.hector_launch_error().decode(errors="replace"))
+        finally:
+            lib.hector_launch_clear()
 
     def module_loads(self) -> int:
         """How many times kernel modules were loaded into a GPU context so far

@@ -23,6 +23,9 @@ streams) is not built yet.
 from __future__ import annotations
 
 import itertools
+import os
+import tempfile
+import threading
 import weakref
 
 import torch
@@ -35,6 +38,35 @@ from .tensor_cache import TensorCache
 # may share a cache, with graphs alive at once), in the upper half of the key
 # space, which direct users of a TensorCache should leave to it.
 _keys = itertools.count(1 << 63)
+_keys_lock = threading.Lock()
+
+
+def reserve_keys(count: int) -> int:
+    """The first of `count` consecutive keys no other user of this module
+    gets (the compiled entries of one training step use key base + slot)."""
+    with _keys_lock:
+        base = next(_keys)
+        for _ in range(count - 1):
+            next(_keys)
+    return base
+
+
+_default_cache = None
+
+
+def default_cache() -> TensorCache:
+    """The process's cache for compiled offload plans that are given none:
+    host tier up to half the machine's memory ($HECTOR_OFFLOAD_HOST_BYTES),
+    disk tier in $HECTOR_OFFLOAD_DIR (else the temporary directory)."""
+    global _default_cache
+    with _keys_lock:
+        if _default_cache is None or _default_cache.closed:
+            host = os.environ.get("HECTOR_OFFLOAD_HOST_BYTES")
+            capacity = int(host) if host else (
+                os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
+            directory = os.environ.get("HECTOR_OFFLOAD_DIR") or tempfile.gettempdir()
+            _default_cache = TensorCache(host_capacity=capacity, directory=directory)
+        return _default_cache
 
 
 class _Saved:
@@ -74,7 +106,7 @@ class offload:
         if seen is not None and seen[0]() is tensor and seen[2] == tensor._version:
             return seen[1]
         host = tensor.detach().contiguous().reshape(-1).view(torch.uint8).cpu().numpy()
-        key = next(_keys)
+        key = reserve_keys(1)
         try:
             self.cache.put(key, host, tier=self.tier)
         except _runtime.HectorRuntimeError as err:
