@@ -18,8 +18,10 @@ the compiled entry point's arguments in its manifest.
 from __future__ import annotations
 
 import math
+import re
 
-__all__ = ["MODELS", "generate", "spec", "parse_spec", "from_spec", "rgcn", "rgat", "hgt"]
+__all__ = ["MODELS", "generate", "stack", "spec", "parse_spec", "from_spec", "rgcn", "rgat",
+           "hgt"]
 
 
 def _feature(kind, width, heads=1):
@@ -167,6 +169,51 @@ def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **opti
             raise ValueError(f"negative_slope must be a finite number, got {slope!r}")
         options["negative_slope"] = float(slope)
     return MODELS[model](width, out_width, heads, **options)
+
+
+_SIGNATURE = re.compile(r"hgraph\.func @\w+\(%g: !hgraph\.graph, (?P<args>.*?)\) -> (?P<out>!hgraph\.\w+<[^>]*>) \{\n",
+                        re.S)
+_ARGUMENT = re.compile(r"%(\w+): (.*?) \{hgraph\.name = \"\w+\"\}")
+_VALUE = re.compile(r"%([A-Za-z_][\w.]*)")
+
+
+def stack(model: str, layers: int, width: int = 64, heads: int = 1,
+          activation: str = "relu", **options) -> str:
+    """The hgraph IR of `layers` layers of `model` in one function `@<model>_<layers>`:
+    layer i reads `activation` of layer i-1's output (none: the output as
+    is) and has its own weights, named `<weight>_<i>` (`W_0`, `a_1`, ...);
+    the input is `h`. Compiled with ``hectorc --training``, one training
+    step covers the whole stack, which is what offload scheduling plans over.
+    Every layer maps `width` features to `width` features."""
+    if isinstance(layers, bool) or not isinstance(layers, int) or layers <= 0:
+        raise ValueError(f"layers must be a positive integer, got {layers!r}")
+    if activation not in ("relu", "none"):
+        raise ValueError(f"activation must be 'relu' or 'none', got {activation!r}")
+    text = generate(model, width, width, heads, **options)
+    match = _SIGNATURE.search(text)
+    args = _ARGUMENT.findall(match["args"])
+    out_type = match["out"]
+    body = text[match.end():text.index("  hgraph.return")]
+    feature = _feature("node", width)
+    if out_type != feature:
+        raise ValueError(f"{model} with {heads} heads returns {out_type}, which its next layer "
+                         f"cannot read as {feature}: stack it with heads=1")
+    weights = [(name, type_) for name, type_ in args if name != "h"]
+    params = [_arg("h", feature)] + [_arg(f"{name}_{i}", type_)
+                                     for i in range(layers) for name, type_ in weights]
+    lines, current = [], "h"
+    for i in range(layers):
+        if i and activation == "relu":
+            lines.append(f"  %x_{i} = hgraph.relu %{current} : {feature}\n")
+            current = f"x_{i}"
+        names = {"g": "g", "h": current, **{name: f"{name}_{i}" for name, _ in weights}}
+        lines.append(_VALUE.sub(lambda m: "%" + names.get(m[1], f"{m[1]}_{i}"), body))
+        current = f"out_{i}"
+    header = (f"// {layers} layers of {model} (BRIEF.md §4), width {width}, {heads} head(s), "
+              f"{activation} between layers\n")
+    return (header + f"hgraph.func @{model}_{layers}(%g: !hgraph.graph, {', '.join(params)})"
+            f" -> {feature} {{\n" + "".join(lines)
+            + f"  hgraph.return %{current} : {feature}\n}}\n")
 
 
 def spec(model: str, width: int = 64, out_width=None, heads: int = 1, **options) -> str:

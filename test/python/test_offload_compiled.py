@@ -14,7 +14,7 @@ model_cases.py, through hector.autograd:
   * a backward run twice (retain_graph) reads them again;
   * a host tier too small for them keeps them in the runtime's fallback,
     with the same gradients;
-  * a two-layer model planned under a capacity (its first layer's values
+  * a two-layer model (hector.models.stack) planned under a capacity (its first layer's values
     recomputed in the backward) or moved to disk gives the keep-all
     gradients to 1e-5;
   * an entry called without its cache is refused with a clear error.
@@ -30,6 +30,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from hector import autograd, compiled, graph as hgraph  # noqa: E402
+from hector import models  # noqa: E402
 from hector.models import generate  # noqa: E402
 from hector.tensor_cache import TensorCache  # noqa: E402
 from hectorc_support import build  # noqa: E402
@@ -137,28 +138,7 @@ def test_full_host_tier_falls_back(libraries, tmp_path):
         assert relative_error(b.numpy(), a.numpy()) < SAME
 
 
-TWO_LAYERS = """
-hgraph.func @rgat2(%g: !hgraph.graph, %h: !hgraph.node<16xf32> {hgraph.name = "h"},
-                   %W1: !hgraph.weight<edge, 16x16xf32> {hgraph.name = "W1"}, %a1: !hgraph.weight<edge, 16xf32> {hgraph.name = "a1"},
-                   %W2: !hgraph.weight<edge, 16x16xf32> {hgraph.name = "W2"}, %a2: !hgraph.weight<edge, 16xf32> {hgraph.name = "a2"}) -> !hgraph.node<16xf32> {
-  %z1 = hgraph.typed_linear %W1, %h from src : !hgraph.weight<edge, 16x16xf32>, !hgraph.node<16xf32> -> !hgraph.edge<16xf32>
-  %v1 = hgraph.typed_vector %a1 : !hgraph.weight<edge, 16xf32> -> !hgraph.edge<16xf32>
-  %s1 = hgraph.dot %z1, %v1 : !hgraph.edge<16xf32> -> !hgraph.edge<1xf32>
-  %l1 = hgraph.leaky_relu %s1 alpha 0.2 : !hgraph.edge<1xf32>
-  %al1 = hgraph.edge_softmax %l1 : !hgraph.edge<1xf32>
-  %m1 = hgraph.scale %al1, %z1 : !hgraph.edge<1xf32>, !hgraph.edge<16xf32> -> !hgraph.edge<16xf32>
-  %o1 = hgraph.aggregate sum %m1 : !hgraph.edge<16xf32> -> !hgraph.node<16xf32>
-  %h2 = hgraph.relu %o1 : !hgraph.node<16xf32>
-  %z2 = hgraph.typed_linear %W2, %h2 from src : !hgraph.weight<edge, 16x16xf32>, !hgraph.node<16xf32> -> !hgraph.edge<16xf32>
-  %v2 = hgraph.typed_vector %a2 : !hgraph.weight<edge, 16xf32> -> !hgraph.edge<16xf32>
-  %s2 = hgraph.dot %z2, %v2 : !hgraph.edge<16xf32> -> !hgraph.edge<1xf32>
-  %l2 = hgraph.leaky_relu %s2 alpha 0.2 : !hgraph.edge<1xf32>
-  %al2 = hgraph.edge_softmax %l2 : !hgraph.edge<1xf32>
-  %m2 = hgraph.scale %al2, %z2 : !hgraph.edge<1xf32>, !hgraph.edge<16xf32> -> !hgraph.edge<16xf32>
-  %o2 = hgraph.aggregate sum %m2 : !hgraph.edge<16xf32> -> !hgraph.node<16xf32>
-  hgraph.return %o2 : !hgraph.node<16xf32>
-}
-"""
+TWO_LAYERS = models.stack("rgat", 2, width=16)
 
 
 @pytest.mark.parametrize("graph_name", ["random_graph", "giant_hub", "empty_edge_types"])
@@ -172,18 +152,18 @@ def test_two_layers(libraries, tmp_path, graph_name, plan):
     sizes = "--graph-sizes=N=100000,E=2000000,P=1000000,R=6,T=3"
     keep = libraries("rgat2", TWO_LAYERS, sizes)
     planned = libraries("rgat2", TWO_LAYERS, sizes, *plan)
-    keep_saved = {a.name for a in keep["rgat2_fwd"].arguments if a.role == "saved"}
-    planned_saved = {a.name for a in planned["rgat2_fwd"].arguments if a.role == "saved"}
-    evicted = {o.name for o in planned["rgat2_fwd"].offloaded}
+    keep_saved = {a.name for a in keep["rgat_2_fwd"].arguments if a.role == "saved"}
+    planned_saved = {a.name for a in planned["rgat_2_fwd"].arguments if a.role == "saved"}
+    evicted = {o.name for o in planned["rgat_2_fwd"].offloaded}
     if plan[0] == "--offload=auto":
         assert planned_saved < keep_saved and not evicted
     else:
         assert not planned_saved and evicted == keep_saved
 
     pre = preprocess(GRAPHS[graph_name](np.random.default_rng(2)))
-    expected = step(keep, "rgat2", pre, seed=9)
+    expected = step(keep, "rgat_2", pre, seed=9)
     with TensorCache(host_capacity=1 << 30, directory=str(tmp_path)) as cache:
-        got = step(planned, "rgat2", pre, seed=9, cache=cache)
+        got = step(planned, "rgat_2", pre, seed=9, cache=cache)
     for a, b in zip(expected, got):
         assert relative_error(b.numpy(), a.numpy()) < 1e-5
 
