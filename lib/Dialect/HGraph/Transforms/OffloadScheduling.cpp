@@ -232,8 +232,63 @@ void sinkToFirstReader(FuncOp func) {
   }
 }
 
+/// Moves each operation of `func` that makes a weight (the gradients:
+/// weight_grad, type_sum, weight_outer, their sums), with the row-wise math
+/// it reads, up to just after the last stored value it needs. Autodiff
+/// emits them after every input gradient, which keeps each layer's
+/// per-edge gradients alive to the end of the backward.
+void hoistWeightGradients(FuncOp func) {
+  Block &body = func.getBody().front();
+  SmallVector<Operation *> ops;
+  for (Operation &op : body.without_terminator())
+    ops.push_back(&op);
+  for (Operation *op : ops) {
+    if (!isPure(op) || op->getNumRegions() || op->getNumResults() == 0 ||
+        !llvm::all_of(op->getResultTypes(),
+                      [](Type type) { return isa<WeightType>(type); }))
+      continue;
+    // The row-wise operations it reads (evaluated inside its traversal) move
+    // with it; the stored values and arguments they read stay.
+    llvm::SetVector<Operation *> moving;
+    Operation *after = nullptr;
+    SmallVector<Operation *> work = {op};
+    while (!work.empty()) {
+      Operation *current = work.pop_back_val();
+      for (Value operand : current->getOperands()) {
+        Operation *def = operand.getDefiningOp();
+        if (!def)
+          continue;
+        if (isPure(def) && !def->getNumRegions() && !storesResult(def) &&
+            isa<FeatureType>(operand.getType())) {
+          if (moving.insert(def))
+            work.push_back(def);
+        } else if (!after || after->isBeforeInBlock(def)) {
+          after = def;
+        }
+      }
+    }
+    SmallVector<Operation *> order(moving.begin(), moving.end());
+    llvm::sort(order, [](Operation *a, Operation *b) {
+      return a->isBeforeInBlock(b);
+    });
+    order.push_back(op);
+    // Only upwards: an operation already before that point stays (other
+    // readers may sit between it and there).
+    for (Operation *moved : order) {
+      if (after && (moved == after || moved->isBeforeInBlock(after)))
+        continue;
+      if (!after)
+        moved->moveBefore(&body.front());
+      else
+        moved->moveAfter(after);
+      after = moved;
+    }
+  }
+}
+
 LogicalResult Step::analyze() {
   sinkToFirstReader(backward);
+  hoistWeightGradients(backward);
   for (FuncOp func : {forward, backward})
     for (Operation &op : func.getBody().front().without_terminator()) {
       points[&op] = ops.size();

@@ -193,6 +193,14 @@ def OffloadScheduling
       arguments the backward has). Without a capacity, only values whose
       round trip hides in their inactive period are moved.
 
+    Before planning, the backward is reordered without changing what it
+    computes: each operation that makes a weight (the weight gradients) moves
+    up, with the row-wise math it reads, to just after the stored values it
+    needs (autodiff emits them last, which keeps every layer's per-edge
+    gradients alive to the end), and each pure operation sinks to just
+    before its first reader (autodiff emits the recomputed forward values
+    first).
+
     A moved value is evicted (`hgraph.evict`) after its last forward reader;
     the forward returns it as `!hgraph.stored<...>` and the backward
     prefetches it (`hgraph.prefetch`) at the earliest point from which it
