@@ -1,0 +1,248 @@
+"""Activation offload of a whole model's training step, against its peers.
+
+A stack of layers (hector.models.stack: L layers of RGAT, HGT or RGCN in one
+training program) on a benchmark graph shape, one training step per call,
+with every contender in the same run:
+
+  keep         the library built to keep every saved value on the GPU
+  host, disk   built with hectorc --offload=host|disk: the plan's evictions
+               and prefetches go through the runtime's tensor cache
+  auto         built with --offload=auto under --auto-capacity-mib
+  hooks        the keep library under hector.offload (saved_tensors_hooks
+               into the same cache, host tier)
+  save_on_cpu  the keep library under torch.autograd.graph.save_on_cpu(pin_memory=True)
+  checkpoint   the keep library under torch.utils.checkpoint (the forward
+               runs again in the backward: recompute everything)
+
+For each: the median step time, the peak GPU memory of the step
+(torch.cuda.max_memory_allocated: Hector's temporaries come from torch's
+allocator), the bytes the plan moves per tier (from the manifest's shapes),
+and the largest relative difference of the gradients from keep's.
+
+The GPU machines have no compiler: build the libraries here first,
+
+    python3 bench/offload.py --build DIR --model rgat --layers 3 --width 64 --dataset am
+
+then, on the GPU machine,
+
+    python3 bench/offload.py --libs DIR --model rgat --layers 3 --width 64 --dataset am \\
+        --cache-dir /tmp --out OUT
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+import repo_paths  # noqa: E402,F401  (sets the import paths)
+from repo_paths import REPO  # noqa: E402
+
+CONTENDERS = ("keep", "host", "disk", "auto", "hooks", "save_on_cpu", "checkpoint")
+PLANS = {"keep": (), "host": ("--offload=host",), "disk": ("--offload=disk",)}
+
+
+def library_name(args, plan: str) -> str:
+    return f"lib{args.model}_{args.layers}x{args.width}_h{args.heads}_{plan}.so"
+
+
+def graph_of(args):
+    from hector.datasets.synthetic import generate
+    return generate(args.dataset, scale=args.scale, seed=args.seed)
+
+
+def build(args) -> None:
+    """Compiles the keep, host, disk and auto libraries (CUDA) into --build."""
+    from hector import models
+    from hector.datasets.heterograph import compaction_ratio
+    os.makedirs(args.build, exist_ok=True)
+    g = graph_of(args)
+    pairs = int(round(compaction_ratio(g) * g.num_edges))
+    sizes = (f"--graph-sizes=N={g.num_nodes},E={g.num_edges},P={max(pairs, 1)},"
+             f"R={g.num_edge_types},T={g.num_node_types}")
+    source = os.path.join(args.build, f"{args.model}_{args.layers}x{args.width}.mlir")
+    with open(source, "w") as f:
+        f.write(models.stack(args.model, args.layers, width=args.width, heads=args.heads))
+    hectorc = os.path.join(os.environ.get("HECTOR_BUILD_DIR", os.path.join(REPO, "build")),
+                           "bin", "hectorc")
+    plans = dict(PLANS, auto=("--offload=auto", f"--offload-capacity-mib={args.auto_capacity_mib}"))
+    for plan, options in plans.items():
+        out = os.path.join(args.build, library_name(args, plan))
+        subprocess.run([hectorc, source, "--target=cuda", "--training", sizes, *options,
+                        "-o", out], check=True)
+        print(f"built {out}")
+
+
+def moved_bytes(entry, symbols) -> dict:
+    """Bytes the forward's plan evicts, per tier (float32 rows)."""
+    moved = {"host": 0, "disk": 0}
+    for value in entry.offloaded:
+        if value.direction == "evict":
+            count = 4
+            for dim in value.shape:
+                count *= symbols[dim] if isinstance(dim, str) else dim
+            moved[value.tier] += count
+    return moved
+
+
+def run(args) -> dict:
+    import numpy as np
+    import torch
+
+    from hector import autograd, compiled
+    from hector import graph as hgraph
+    from hector.offload import offload
+    from hector.tensor_cache import TensorCache
+
+    device = torch.device("cuda")
+    g = graph_of(args)
+    pre = hgraph.preprocess(g.node_type, g.src, g.dst, g.etype, g.num_node_types,
+                            g.num_edge_types, device=device)
+    symbols = {k: int(getattr(pre, k)) for k in ("N", "E", "T", "R", "P")}
+    name = f"{args.model}_{args.layers}"
+    rng = np.random.default_rng(args.seed)
+    keep = compiled.load(os.path.join(args.libs, library_name(args, "keep")))
+    params = {}
+    for arg in keep[name].arguments:
+        if arg.role in ("input", "weight"):
+            shape = autograd._shape(keep[name], arg, symbols)
+            scale = 1.0 if arg.role == "input" else 1.0 / np.sqrt(max(shape[-1], 1))
+            params[arg.name] = torch.tensor(
+                rng.standard_normal(shape).astype(np.float32) * scale, device=device)
+    d_out = torch.tensor(rng.standard_normal((symbols["N"], args.width)).astype(np.float32),
+                         device=device)
+    cache = TensorCache(host_capacity=args.host_gib << 30, directory=args.cache_dir)
+
+    def step(library, wrap=None):
+        tensors = {k: v.detach().requires_grad_() for k, v in params.items()}
+
+        def forward():
+            return autograd.run(library, name, pre, synchronize=False, offload_cache=cache,
+                                **tensors)[0]
+        if wrap == "checkpoint":
+            from torch.utils.checkpoint import checkpoint
+            out = checkpoint(lambda *_: forward(), *tensors.values(), use_reentrant=False)
+        elif wrap == "save_on_cpu":
+            with torch.autograd.graph.save_on_cpu(pin_memory=True):
+                out = forward()
+        elif wrap == "hooks":
+            with offload(cache, tier="host"):
+                out = forward()
+        else:
+            out = forward()
+        (out * d_out).sum().backward()
+        return [tensors[k].grad for k in params]
+
+    results, reference = {}, None
+    for contender in args.contenders:
+        plan = contender if contender in ("host", "disk", "auto") else "keep"
+        path = os.path.join(args.libs, library_name(args, plan))
+        if not os.path.exists(path):
+            print(f"{contender}: {path} missing, skipped", flush=True)
+            continue
+        library = compiled.load(path)
+        wrap = contender if contender in ("hooks", "save_on_cpu", "checkpoint") else None
+        try:
+            grads = None
+            for _ in range(args.warmup):
+                grads = step(library, wrap)
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            times = []
+            for _ in range(args.steps):
+                start = time.perf_counter()
+                grads = step(library, wrap)
+                torch.cuda.synchronize()
+                times.append(time.perf_counter() - start)
+            peak = torch.cuda.max_memory_allocated() - base
+        except torch.cuda.OutOfMemoryError as err:
+            results[contender] = {"error": f"out of memory: {err}".splitlines()[0]}
+            print(f"{contender}: out of memory", flush=True)
+            torch.cuda.empty_cache()
+            continue
+        if reference is None and contender == "keep":
+            reference = [g.detach().clone() for g in grads]
+        diff = None
+        if reference is not None:
+            diff = max(float((a - b).abs().max() / b.abs().max().clamp_min(1e-30))
+                       for a, b in zip(grads, reference))
+        results[contender] = {
+            "step_ms": 1e3 * statistics.median(times), "steps_ms": [1e3 * t for t in times],
+            "peak_gib": peak / 2**30, "moved_bytes": moved_bytes(library[f"{name}_fwd"], symbols),
+            "grad_rel_diff_vs_keep": diff}
+        r = results[contender]
+        print(f"{contender}: {r['step_ms']:.2f} ms, peak {r['peak_gib']:.3f} GiB, moved "
+              f"{r['moved_bytes']}, grad diff {diff}", flush=True)
+    stats = cache.stats()
+    cache.close()
+    return {"graph": {"dataset": args.dataset, "scale": args.scale, **symbols},
+            "model": {"model": args.model, "layers": args.layers, "width": args.width,
+                      "heads": args.heads},
+            "gpu": torch.cuda.get_device_name(), "cache_stats": stats, "results": results}
+
+
+def report(data: dict) -> str:
+    keep = data["results"].get("keep", {})
+    lines = [f"# Offload: {data['model']} on {data['graph']} ({data['gpu']})", "",
+             "| contender | step ms | vs keep | peak GiB | vs keep | moved to host / disk (MiB) "
+             "| grad rel. diff |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, r in data["results"].items():
+        if "error" in r:
+            lines.append(f"| {name} | {r['error']} | | | | | |")
+            continue
+        speed = keep.get("step_ms", 0) / r["step_ms"] if keep else float("nan")
+        memory = r["peak_gib"] / keep["peak_gib"] if keep.get("peak_gib") else float("nan")
+        moved = r["moved_bytes"]
+        lines.append(f"| {name} | {r['step_ms']:.2f} | {speed:.2f}x | {r['peak_gib']:.3f} | "
+                     f"{memory:.2f} | {moved['host'] / 2**20:.0f} / {moved['disk'] / 2**20:.0f} "
+                     f"| {r['grad_rel_diff_vs_keep']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", help="compile the libraries into this directory and stop")
+    ap.add_argument("--libs", help="directory of the libraries (--build's)")
+    ap.add_argument("--model", default="rgat", choices=("rgcn", "rgat", "hgt"))
+    ap.add_argument("--layers", type=int, default=3)
+    ap.add_argument("--width", type=int, default=64)
+    ap.add_argument("--heads", type=int, default=1)
+    ap.add_argument("--dataset", default="am")
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--auto-capacity-mib", type=int, default=4096)
+    ap.add_argument("--contenders", default=",".join(CONTENDERS))
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--host-gib", type=int, default=64)
+    ap.add_argument("--cache-dir", default=None, help="the disk tier's directory")
+    ap.add_argument("--out", help="directory for offload.json and offload.md")
+    args = ap.parse_args()
+    if args.build:
+        build(args)
+        return 0
+    if not args.libs:
+        ap.error("--libs (or --build) is required")
+    args.contenders = [c for c in args.contenders.split(",") if c]
+    unknown = sorted(set(args.contenders) - set(CONTENDERS))
+    if unknown:
+        ap.error(f"unknown contender {unknown[0]}; known: {', '.join(CONTENDERS)}")
+    data = run(args)
+    text = report(data)
+    print(text)
+    if args.out:
+        os.makedirs(args.out, exist_ok=True)
+        with open(os.path.join(args.out, "offload.json"), "w") as f:
+            json.dump(data, f, indent=1)
+        with open(os.path.join(args.out, "offload.md"), "w") as f:
+            f.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
