@@ -1,5 +1,6 @@
 #include "driver.h"
 
+#include <cstdio>
 #include <dlfcn.h>
 
 #include <mutex>
