@@ -5,6 +5,8 @@ training program) on a benchmark graph shape, one training step per call,
 with every contender in the same run:
 
   keep         the library built to keep every saved value on the GPU
+  reorder      built with --offload=auto and no capacity: the planner's
+               reordering of the backward, and only moves that hide
   host, disk   built with hectorc --offload=host|disk: the plan's evictions
                and prefetches go through the runtime's tensor cache
   auto         built with --offload=auto under --auto-capacity-mib
@@ -42,8 +44,9 @@ import time
 import repo_paths  # noqa: E402,F401  (sets the import paths)
 from repo_paths import REPO  # noqa: E402
 
-CONTENDERS = ("keep", "host", "disk", "auto", "hooks", "save_on_cpu", "checkpoint")
-PLANS = {"keep": (), "host": ("--offload=host",), "disk": ("--offload=disk",)}
+CONTENDERS = ("keep", "reorder", "host", "disk", "auto", "hooks", "save_on_cpu", "checkpoint")
+PLANS = {"keep": (), "reorder": ("--offload=auto",), "host": ("--offload=host",),
+         "disk": ("--offload=disk",)}
 
 
 def library_name(args, plan: str) -> str:
@@ -90,6 +93,9 @@ def moved_bytes(entry, symbols) -> dict:
 
 
 def run(args) -> dict:
+    # The tensor cache in the runtime the libraries use (hectorc copied it
+    # beside them): one copy in the process.
+    os.environ.setdefault("HECTOR_RUNTIME_LIB", os.path.join(args.libs, "libhector_runtime.so"))
     import numpy as np
     import torch
 
@@ -112,7 +118,7 @@ def run(args) -> dict:
             shape = autograd._shape(keep[name], arg, symbols)
             scale = 1.0 if arg.role == "input" else 1.0 / np.sqrt(max(shape[-1], 1))
             params[arg.name] = torch.tensor(
-                rng.standard_normal(shape).astype(np.float32) * scale, device=device)
+                (rng.standard_normal(shape) * scale).astype(np.float32), device=device)
     d_out = torch.tensor(rng.standard_normal((symbols["N"], args.width)).astype(np.float32),
                          device=device)
     cache = TensorCache(host_capacity=args.host_gib << 30, directory=args.cache_dir)
@@ -139,7 +145,7 @@ def run(args) -> dict:
 
     results, reference = {}, None
     for contender in args.contenders:
-        plan = contender if contender in ("host", "disk", "auto") else "keep"
+        plan = contender if contender in ("reorder", "host", "disk", "auto") else "keep"
         path = os.path.join(args.libs, library_name(args, plan))
         if not os.path.exists(path):
             print(f"{contender}: {path} missing, skipped", flush=True)
