@@ -121,7 +121,8 @@ def run(args) -> dict:
                 (rng.standard_normal(shape) * scale).astype(np.float32), device=device)
     d_out = torch.tensor(rng.standard_normal((symbols["N"], args.width)).astype(np.float32),
                          device=device)
-    cache = TensorCache(host_capacity=args.host_gib << 30, directory=args.cache_dir)
+    cache = TensorCache(host_capacity=args.host_gib << 30, directory=args.cache_dir,
+                        pinned=True)
 
     def step(library, wrap=None):
         tensors = {k: v.detach().requires_grad_() for k, v in params.items()}

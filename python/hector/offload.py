@@ -57,7 +57,7 @@ _default_cache = None
 def default_cache() -> TensorCache:
     """The process's cache for compiled offload plans that are given none:
     host tier up to half the machine's memory ($HECTOR_OFFLOAD_HOST_BYTES),
-    disk tier in $HECTOR_OFFLOAD_DIR (else the temporary directory)."""
+    pinned, disk tier in $HECTOR_OFFLOAD_DIR (else the temporary directory)."""
     global _default_cache
     with _keys_lock:
         if _default_cache is None or _default_cache.closed:
@@ -65,7 +65,8 @@ def default_cache() -> TensorCache:
             capacity = int(host) if host else (
                 os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2)
             directory = os.environ.get("HECTOR_OFFLOAD_DIR") or tempfile.gettempdir()
-            _default_cache = TensorCache(host_capacity=capacity, directory=directory)
+            _default_cache = TensorCache(host_capacity=capacity, directory=directory,
+                                         pinned=True)
         return _default_cache
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from . import _runtime
 
 TIERS = {"host": 0, "disk": 1}
-CHECKSUM, NO_DIRECT_IO = 1, 2  # hector_tensor_cache_config.flags
+CHECKSUM, NO_DIRECT_IO, PINNED = 1, 2, 4  # hector_tensor_cache_config.flags
 
 
 class _Config(ctypes.Structure):
@@ -100,16 +100,22 @@ def _buffer(value) -> np.ndarray:
 
 
 class TensorCache:
-    """A host tier and, with `directory`, a disk tier (one unlinked file there)."""
+    """A host tier and, with `directory`, a disk tier (one unlinked file there).
+    With `pinned`, host memory is page-locked where a CUDA driver is loaded, so
+    that copies from and to the GPU (compiled offload plans) run at full
+    speed; pinning is paid once per block, which the cache keeps for later
+    values."""
 
     def __init__(self, host_capacity: int, directory: Optional[str] = None, *,
                  disk_capacity: int = 0, chunk_bytes: int = 0, io_threads: int = 0,
-                 checksum: bool = False, direct_io: bool = True, fail_write: int = 0):
+                 checksum: bool = False, direct_io: bool = True, pinned: bool = False,
+                 fail_write: int = 0):
         self._handle = None
         self._lib = _lib()
         config = _Config(directory.encode() if directory else None, host_capacity, disk_capacity,
                          chunk_bytes, io_threads,
-                         (CHECKSUM if checksum else 0) | (0 if direct_io else NO_DIRECT_IO),
+                         (CHECKSUM if checksum else 0) | (0 if direct_io else NO_DIRECT_IO)
+                         | (PINNED if pinned else 0),
                          fail_write)
         handle = ctypes.c_void_p()
         _runtime._check(self._lib, self._lib.hector_tensor_cache_create(ctypes.byref(config),

@@ -155,7 +155,8 @@ def test_plan_equals_keep_all(case):
     pre = preprocess(torch, GRAPHS[graph_kind](np.random.default_rng(5)))
     expected = step(torch, keep, name, pre, seed=1)
     with tempfile.TemporaryDirectory() as directory, \
-            TensorCache(host_capacity=8 << 30, directory=directory) as cache:
+            TensorCache(host_capacity=8 << 30, directory=directory,
+                        pinned=plan == "host") as cache:
         def between():
             assert cache.stats()["values"] == len(evicted)
             if plan == "disk" and evicted:
@@ -202,7 +203,7 @@ def test_host_plan_lowers_the_peak():
              "num_node_types": g.num_node_types, "num_edge_types": g.num_edge_types}
     pre = preprocess(torch, graph)
     peaks = {}
-    with TensorCache(host_capacity=16 << 30) as cache:
+    with TensorCache(host_capacity=16 << 30, pinned=True) as cache:
         for plan in ("keep", "host"):
             library = load(stack, plan)
             step(torch, library, name, pre, seed=1, cache=cache)  # warm-up

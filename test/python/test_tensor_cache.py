@@ -250,3 +250,26 @@ def test_bad_arguments_get_clear_errors(tmp_path):
     cache.close()
     with pytest.raises(ValueError, match="closed"):
         cache.get(1, nbytes=3)
+
+
+@pytest.mark.parametrize("pinned", [False, True])
+def test_reused_host_memory_never_mixes_values(tmp_path, pinned):
+    # Released and written values leave their host blocks to later puts (up
+    # to the host capacity); a larger block may serve a smaller value, whose
+    # bytes must be its own. `pinned` without a CUDA driver is plain memory.
+    rng = np.random.default_rng(4)
+    capacity = 64 << 20
+    with TensorCache(host_capacity=capacity, directory=str(tmp_path), chunk_bytes=1 << 20,
+                     pinned=pinned) as cache:
+        for step in range(40):
+            sizes = rng.integers(0, 6 << 20, size=4)
+            values = [rng.integers(0, 256, size=int(n), dtype=np.uint8) for n in sizes]
+            for i, value in enumerate(values):
+                cache.put(step * 10 + i, value, tier="disk" if i % 2 else "host")
+            assert cache.stats()["host_bytes"] <= capacity
+            for i, value in enumerate(values):
+                back = cache.get(step * 10 + i, like=value)
+                assert np.array_equal(back, value), (step, i)
+                cache.release(step * 10 + i)
+        cache.flush()
+        assert cache.stats()["values"] == 0

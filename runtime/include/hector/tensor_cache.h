@@ -6,7 +6,9 @@
  * in the disk tier is first copied into host memory (so the caller may reuse
  * its buffer at once), then written to one file by a pool of I/O threads in
  * chunks, with O_DIRECT where the file system supports it; its host copy is
- * freed when the write completes. Reading it back waits for nothing that is
+ * freed when the write completes. Freed host memory is kept for the next
+ * values (up to the host capacity), so a training loop stops paying for
+ * fresh pages after its first step. Reading it back waits for nothing that is
  * not needed:
  *  - a value whose write has not completed is handed over from its host copy
  *    and the rest of the write is cancelled (the value then stays in host
@@ -46,6 +48,9 @@ typedef enum hector_cache_tier {
 /* hector_tensor_cache_config.flags */
 #define HECTOR_CACHE_CHECKSUM 1u    /* hash every value, verify every read */
 #define HECTOR_CACHE_NO_DIRECT_IO 2u /* buffered file I/O even where O_DIRECT works */
+#define HECTOR_CACHE_PINNED 4u       /* host memory pinned for the GPU (page-locked, where a
+                                        CUDA driver is loaded): copies from and to device
+                                        memory run at full PCIe speed */
 
 typedef struct hector_tensor_cache_config {
   const char* directory;  /* the disk tier's directory; NULL: no disk tier */

@@ -149,6 +149,21 @@ int device_free(void* p, int device) {
   return r == CUDA_SUCCESS ? HECTOR_OK : cu_fail(r, "hector_offload_release: cuMemFree");
 }
 
+void* pinned_alloc(uint64_t bytes) {
+  if (!driver_loaded()) return nullptr;  // no driver: nothing to pin for
+  DeviceScope scope(launch_device());
+  if (scope.status() != HECTOR_OK) return nullptr;
+  void* p = nullptr;
+  if (scope.cu()->cuMemHostAlloc(&p, bytes, CU_MEMHOSTALLOC_PORTABLE) != CUDA_SUCCESS)
+    return nullptr;
+  return p;
+}
+
+void pinned_free(void* p) {
+  DeviceScope scope(launch_device());
+  if (scope.status() == HECTOR_OK) scope.cu()->cuMemFreeHost(p);
+}
+
 Staging::Staging() : lock_(g_staging_mutex) {}
 
 void* Staging::reserve(uint64_t bytes) {

@@ -33,6 +33,12 @@ void* device_alloc(uint64_t bytes, int* device);
 // with hector_last_error().
 int device_free(void* p, int device);
 
+// `bytes` of pinned (page-locked, portable) host memory for the tensor
+// cache's HECTOR_CACHE_PINNED mode, or null where no CUDA driver is loaded
+// or it fails (the cache then uses pageable memory; nothing is recorded).
+void* pinned_alloc(uint64_t bytes);
+void pinned_free(void* p);
+
 // The process's pinned staging buffer, held by one thread at a time for a
 // whole copy and put (or get and copy); grown when a value needs more.
 class Staging {

@@ -9,6 +9,7 @@
 
 #include "device_copy.h"
 #include "error.h"
+#include "tensor_cache/cache_direct.h"
 #include "fallback.h"
 #include "hector/launch.h"
 #include "hector/runtime.h"
@@ -49,15 +50,30 @@ hector_tensor_cache* bound(const char* fn, int64_t slot, const void* data, int64
   return t_binding.cache;
 }
 
-// Puts a host copy into the cache's `tier`, counted. Returns the put's
-// status (OUT_OF_MEMORY: the host tier is full, nothing stored).
-int put(hector_tensor_cache* cache, uint64_t key, const void* data, uint64_t bytes, int tier) {
-  int s = hector_tensor_cache_put(cache, key, data, bytes, hector_cache_tier(tier));
+// CacheCopy callbacks between the cache's host memory and device memory
+// (`context`: the device pointer of the value).
+bool copy_from_device(void* context, void* host, uint64_t offset, uint64_t len) {
+  return device_copy(host, static_cast<const char*>(context) + offset, len);
+}
+bool copy_to_device(void* context, void* host, uint64_t offset, uint64_t len) {
+  return device_copy(static_cast<char*>(context) + offset, host, len);
+}
+
+// Puts `data` (host memory, or with `copy_in` device memory) into the
+// cache's `tier`, counted. Returns the put's status (OUT_OF_MEMORY: the host
+// tier is full, nothing stored; CUDA: the copy failed, recorded).
+int put(hector_tensor_cache* cache, uint64_t key, void* data, uint64_t bytes, int tier,
+        CacheCopy copy_in) {
+  auto attempt = [&](hector_cache_tier t) {
+    return copy_in ? tensor_cache_put_from(cache, key, bytes, t, copy_in, data)
+                   : hector_tensor_cache_put(cache, key, data, bytes, t);
+  };
+  int s = attempt(hector_cache_tier(tier));
   if (s == HECTOR_ERROR_INVALID_ARGUMENT && tier == HECTOR_CACHE_DISK) {
     // The arguments were checked, so a disk put refused as invalid means a
     // cache without a disk tier, or a stored key of another size, which the
     // host put refuses the same way.
-    s = hector_tensor_cache_put(cache, key, data, bytes, HECTOR_CACHE_HOST);
+    s = attempt(HECTOR_CACHE_HOST);
     if (s == HECTOR_ERROR_INVALID_ARGUMENT) return s;
     tier = HECTOR_CACHE_HOST;
     g_counts.disk_to_host.fetch_add(1, std::memory_order_relaxed);
@@ -104,15 +120,11 @@ HECTOR_API void hector_offload_evict(int64_t slot, int32_t tier, void* data, int
   uint64_t n = uint64_t(bytes);
   if (fallback_ref(cache, key, n)) return;  // kept already: one more reference
   bool device = n > 0 && is_device_memory(data);
-  int s;
-  if (!device) {
-    s = put(cache, key, data, n, tier);
-  } else {
-    Staging staging;
-    void* host = staging.reserve(n);
-    if (!host || !device_copy(host, data, n)) return;
-    s = put(cache, key, host, n, tier);
-  }
+  // Device memory is copied straight into the cache's host memory (pinned
+  // in HECTOR_CACHE_PINNED mode), chunk by chunk.
+  int s = device ? put(cache, key, data, n, tier, copy_from_device)
+                 : put(cache, key, data, n, tier, nullptr);
+  if (s == HECTOR_ERROR_CUDA) return;  // the copy's failure is recorded
   if (s == HECTOR_ERROR_OUT_OF_MEMORY)
     fallback_keep(cache, key, data, n, device);
   else if (s != HECTOR_OK)
@@ -131,11 +143,13 @@ HECTOR_API void hector_offload_prefetch(int64_t slot, void* data, int64_t bytes)
     if (!device) {
       s = hector_tensor_cache_get(cache, key, data, n);
     } else {
+      // From the cache's host copy straight to the device; a value on disk
+      // is read into the staging buffer first.
       Staging staging;
       void* host = staging.reserve(n);
       if (!host) return;
-      s = hector_tensor_cache_get(cache, key, host, n);
-      if (s == HECTOR_OK && !device_copy(data, host, n)) return;
+      s = tensor_cache_get_to(cache, key, n, copy_to_device, data, host);
+      if (s == HECTOR_ERROR_CUDA) return;  // the copy's failure is recorded
     }
     if (s != HECTOR_OK) {
       record(s, "hector_offload_prefetch(slot %lld): %s", (long long)slot, last_error());

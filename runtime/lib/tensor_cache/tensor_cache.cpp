@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -20,9 +21,12 @@
 #include <system_error>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "../error.h"
+#include "../offload/device_copy.h"
+#include "cache_direct.h"
 #include "cache_file.h"
 
 using namespace hector;
@@ -81,6 +85,7 @@ struct Entry {
   bool released = false;    // no key refers to it any more
   bool filling = true;      // its put is still copying the value in
   uint32_t readers = 0;     // copies from or into it in progress
+  bool failed = false;      // its put could not copy the value in
 };
 using EntryPtr = std::shared_ptr<Entry>;
 
@@ -118,9 +123,45 @@ struct hector_tensor_cache {
   std::unordered_map<uint64_t, EntryPtr> entries;
   hector_tensor_cache_stats stats{};
 
+  // Host blocks freed by released or written values, by size, kept for the
+  // next puts (at most host_capacity bytes): fresh pages cost more than the
+  // copy into them, and pinning (HECTOR_CACHE_PINNED) costs more still.
+  std::multimap<uint64_t, char*> pool;
+  uint64_t pooled = 0;
+  std::unordered_set<char*> pinned_blocks;
+
   // --- with `mu` held -------------------------------------------------
+  // A block of at least `bytes` (a multiple of kIoAlign) in *size, or null.
+  char* take_block(uint64_t bytes, uint64_t* size) {
+    auto it = pool.lower_bound(bytes);
+    if (it != pool.end() && it->first <= 2 * bytes) {  // not a much larger one
+      char* block = it->second;
+      *size = it->first;
+      pooled -= it->first;
+      pool.erase(it);
+      return block;
+    }
+    *size = bytes;
+    if (config.flags & HECTOR_CACHE_PINNED) {
+      if (char* block = static_cast<char*>(offload::pinned_alloc(bytes))) {
+        pinned_blocks.insert(block);
+        return block;
+      }
+    }
+    return static_cast<char*>(std::aligned_alloc(kIoAlign, bytes));
+  }
+  void drop_block(char* block) {
+    if (pinned_blocks.erase(block)) offload::pinned_free(block);
+    else std::free(block);
+  }
+  void give_block(char* block, uint64_t size) {
+    if (!block) return;
+    if (pooled + size > config.host_capacity) return drop_block(block);
+    pool.emplace(size, block);
+    pooled += size;
+  }
   void free_host(Entry& e) {
-    std::free(e.host);
+    give_block(e.host, e.host_bytes);
     e.host = nullptr;
     stats.host_bytes -= e.host_bytes;
     e.host_bytes = 0;
@@ -227,7 +268,7 @@ extern "C" int hector_tensor_cache_create(const hector_tensor_cache_config* conf
   *out = nullptr;
   if (!config)
     return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_create: config is NULL");
-  if (config->flags & ~(HECTOR_CACHE_CHECKSUM | HECTOR_CACHE_NO_DIRECT_IO))
+  if (config->flags & ~(HECTOR_CACHE_CHECKSUM | HECTOR_CACHE_NO_DIRECT_IO | HECTOR_CACHE_PINNED))
     return fail(HECTOR_ERROR_INVALID_ARGUMENT,
                 "hector_tensor_cache_create: unknown flags 0x%x", config->flags);
   if (config->fail_write < 0)
@@ -271,23 +312,27 @@ extern "C" int hector_tensor_cache_destroy(hector_tensor_cache* cache) {
   }
   cache->work.notify_all();
   for (std::thread& t : cache->threads) t.join();
-  for (auto& [key, entry] : cache->entries) std::free(entry->host);
+  for (auto& [key, entry] : cache->entries) cache->drop_block(entry->host);
+  for (auto& [size, block] : cache->pool) cache->drop_block(block);
   delete cache;
   return HECTOR_OK;
 }
 
-extern "C" int hector_tensor_cache_put(hector_tensor_cache* cache, uint64_t key,
-                                       const void* data, uint64_t bytes,
-                                       hector_cache_tier tier) {
-  clear_error();
+namespace {
+
+bool copy_from_host(void* context, void* host, uint64_t offset, uint64_t len) {
+  std::memcpy(host, static_cast<const char*>(context) + offset, len);
+  return true;
+}
+
+int put_impl(hector_tensor_cache* cache, uint64_t key, uint64_t bytes, hector_cache_tier tier,
+             CacheCopy copy_in, void* context) {
   if (int s = check_cache(cache, "hector_tensor_cache_put")) return s;
   if (tier != HECTOR_CACHE_HOST && tier != HECTOR_CACHE_DISK)
     return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_put: unknown tier %d", tier);
   if (tier == HECTOR_CACHE_DISK && !cache->has_disk)
     return fail(HECTOR_ERROR_INVALID_ARGUMENT,
                 "hector_tensor_cache_put: the cache has no disk tier (no directory)");
-  if (bytes && !data)
-    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_put: data is NULL");
   std::unique_lock<std::mutex> lock(cache->mu);
   if (auto it = cache->entries.find(key); it != cache->entries.end()) {
     Entry& e = *it->second;
@@ -311,11 +356,12 @@ extern "C" int hector_tensor_cache_put(hector_tensor_cache* cache, uint64_t key,
   EntryPtr e = std::make_shared<Entry>();
   e->bytes = bytes;
   if (rounded) {
-    e->host = static_cast<char*>(std::aligned_alloc(kIoAlign, rounded));
+    uint64_t size = 0;
+    e->host = cache->take_block(rounded, &size);
     if (!e->host)
       return fail(HECTOR_ERROR_OUT_OF_MEMORY, "hector_tensor_cache_put: out of host memory");
-    e->host_bytes = rounded;
-    cache->stats.host_bytes += rounded;
+    e->host_bytes = size;
+    cache->stats.host_bytes += size;
   }
   cache->entries.emplace(key, e);
   ++cache->stats.values;
@@ -338,13 +384,25 @@ extern "C" int hector_tensor_cache_put(hector_tensor_cache* cache, uint64_t key,
   // a release meanwhile leaves its memory to this call (the pin in
   // `readers`).
   ++e->readers;
-  const char* src = static_cast<const char*>(data);
   Hash64 hash(bytes);
   uint64_t chunk = cache->chunk_bytes();
   for (uint64_t off = 0; off < rounded; off += chunk) {
     uint64_t len = std::min(chunk, rounded - off), copy = std::min(len, bytes - off);
     lock.unlock();
-    std::memcpy(e->host + off, src + off, copy);
+    if (copy && !copy_in(context, e->host + off, off, copy)) {
+      // Nothing is stored: the key goes, the chunks queued are cancelled,
+      // and a get that waited for the value is told.
+      lock.lock();
+      e->failed = true;
+      e->filling = false;
+      --e->readers;
+      cache->done.notify_all();
+      if (auto it = cache->entries.find(key); it != cache->entries.end() && it->second == e)
+        cache->release_locked(key, e);
+      if (to_disk && --e->chunks_left == 0) cache->finish_write(*e);
+      return fail(HECTOR_ERROR_CUDA, "hector_tensor_cache_put: copying key %llu in: %s",
+                  (unsigned long long)key, last_error());
+    }
     std::memset(e->host + off + copy, 0, len - copy);
     if (checksum && off + len < rounded) hash.words(e->host + off, copy);
     else if (checksum) e->hash = hash.finish(e->host + off, copy);
@@ -364,9 +422,29 @@ extern "C" int hector_tensor_cache_put(hector_tensor_cache* cache, uint64_t key,
   return HECTOR_OK;
 }
 
-extern "C" int hector_tensor_cache_get(hector_tensor_cache* cache, uint64_t key, void* out,
-                                       uint64_t bytes) {
+}  // namespace
+
+extern "C" int hector_tensor_cache_put(hector_tensor_cache* cache, uint64_t key,
+                                       const void* data, uint64_t bytes,
+                                       hector_cache_tier tier) {
   clear_error();
+  if (bytes && !data)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_put: data is NULL");
+  return put_impl(cache, key, bytes, tier, copy_from_host, const_cast<void*>(data));
+}
+
+int hector::tensor_cache_put_from(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
+                                  hector_cache_tier tier, CacheCopy copy_in, void* context) {
+  clear_error();
+  return put_impl(cache, key, bytes, tier, copy_in, context);
+}
+
+namespace {
+
+// A get into `out`, or, with `copy_out`, handed to it from the host copy
+// (a value on disk is read into `out`, the staging buffer, first).
+int get_impl(hector_tensor_cache* cache, uint64_t key, void* out, uint64_t bytes,
+             CacheCopy copy_out, void* context) {
   if (int s = check_cache(cache, "hector_tensor_cache_get")) return s;
   if (bytes && !out) return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_get: out is NULL");
   std::unique_lock<std::mutex> lock(cache->mu);
@@ -381,8 +459,13 @@ extern "C" int hector_tensor_cache_get(hector_tensor_cache* cache, uint64_t key,
                 (unsigned long long)key, (unsigned long long)e->bytes,
                 (unsigned long long)bytes);
   cache->done.wait(lock, [&] { return !e->filling; });
+  if (e->failed)
+    return fail(HECTOR_ERROR_IO, "hector_tensor_cache_get: key %llu: its put failed",
+                (unsigned long long)key);
+  bool checksum = cache->config.flags & HECTOR_CACHE_CHECKSUM;
   ++e->readers;
   int err = 0;
+  const void* source = out;  // where the value is on the host once read
   if (!e->on_disk) {
     if (e->chunks_left && !e->cancel) {
       // Needed while its write is in flight: hand the host copy over and
@@ -391,8 +474,24 @@ extern "C" int hector_tensor_cache_get(hector_tensor_cache* cache, uint64_t key,
       ++cache->stats.handed_over;
     }
     lock.unlock();
-    if (bytes) std::memcpy(out, e->host, bytes);
+    if (copy_out) source = e->host;
+    else if (bytes) std::memcpy(out, e->host, bytes);
+    bool corrupt = checksum && copy_out && hash_bytes(source, bytes) != e->hash;
+    bool copied = !corrupt && (!copy_out || !bytes || copy_out(context, e->host, 0, bytes));
     lock.lock();
+    if (corrupt || !copied) {
+      --e->readers;
+      cache->reclaim(*e);
+      if (corrupt) {
+        ++cache->stats.checksum_failures;
+        return fail(HECTOR_ERROR_IO,
+                    "hector_tensor_cache_get: key %llu read back does not match its checksum",
+                    (unsigned long long)key);
+      }
+      return fail(HECTOR_ERROR_CUDA, "hector_tensor_cache_get: copying key %llu out: %s",
+                  (unsigned long long)key, last_error());
+    }
+    if (copy_out) checksum = false;  // verified above
   } else {
     ReadBatch batch;
     uint64_t chunk = cache->chunk_bytes();
@@ -405,7 +504,7 @@ extern "C" int hector_tensor_cache_get(hector_tensor_cache* cache, uint64_t key,
     cache->done.wait(lock, [&] { return batch.left == 0; });
     err = batch.error;
   }
-  bool checksum = cache->config.flags & HECTOR_CACHE_CHECKSUM;
+  bool staged = source == out;  // the value is in `out` (read from disk, or copied)
   --e->readers;
   if (e->on_disk && !e->readers && !e->released) cache->free_host(*e);
   cache->reclaim(*e);
@@ -421,7 +520,24 @@ extern "C" int hector_tensor_cache_get(hector_tensor_cache* cache, uint64_t key,
                 "hector_tensor_cache_get: key %llu read back does not match its checksum",
                 (unsigned long long)key);
   }
+  if (copy_out && staged && bytes && !copy_out(context, out, 0, bytes))
+    return fail(HECTOR_ERROR_CUDA, "hector_tensor_cache_get: copying key %llu out: %s",
+                (unsigned long long)key, last_error());
   return HECTOR_OK;
+}
+
+}  // namespace
+
+extern "C" int hector_tensor_cache_get(hector_tensor_cache* cache, uint64_t key, void* out,
+                                       uint64_t bytes) {
+  clear_error();
+  return get_impl(cache, key, out, bytes, nullptr, nullptr);
+}
+
+int hector::tensor_cache_get_to(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
+                                CacheCopy copy_out, void* context, void* staging) {
+  clear_error();
+  return get_impl(cache, key, staging, bytes, copy_out, context);
 }
 
 extern "C" int hector_tensor_cache_release(hector_tensor_cache* cache, uint64_t key) {

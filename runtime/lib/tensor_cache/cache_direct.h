@@ -1,0 +1,34 @@
+// The tensor cache's entries for the offload runtime (offload.cpp): a put
+// whose bytes are copied into the cache's host memory by the caller (from
+// device memory, straight into pinned memory), and a get that hands the
+// cache's host copy to the caller (to device memory) without a host-to-host
+// copy first.
+#ifndef HECTOR_RUNTIME_TENSOR_CACHE_DIRECT_H
+#define HECTOR_RUNTIME_TENSOR_CACHE_DIRECT_H
+
+#include <stdint.h>
+
+#include "hector/tensor_cache.h"
+
+namespace hector {
+
+// Copies `len` bytes between the cache's host memory `host` and byte
+// `offset` of the caller's value; false when it failed (the callback records
+// why).
+using CacheCopy = bool (*)(void* context, void* host, uint64_t offset, uint64_t len);
+
+// hector_tensor_cache_put, with `copy_in` filling the host copy chunk by
+// chunk instead of memcpy from a host pointer. A failed copy stores nothing
+// and returns HECTOR_ERROR_CUDA.
+int tensor_cache_put_from(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
+                          hector_cache_tier tier, CacheCopy copy_in, void* context);
+
+// hector_tensor_cache_get, with `copy_out` reading the value from its host
+// copy in one call; a value on disk is first read into `staging` (host
+// memory of at least `bytes`). Checksums are verified before copy_out.
+int tensor_cache_get_to(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
+                        CacheCopy copy_out, void* context, void* staging);
+
+}  // namespace hector
+
+#endif
