@@ -14,10 +14,10 @@ tensor saved twice (the same tensor, unchanged) is stored once. A
 value leaves the cache when autograd frees the graph that saved it. A tensor
 the cache cannot take (its host tier is full) simply stays where it is.
 
-This is the first, synchronous form (docs/offload.md): copies to and from
-the GPU run on the current stream and wait for it. The compiler-scheduled
-form (evictions and prefetches placed by `hectorc`, copies on their own
-streams) is not built yet.
+This is the synchronous, run-time form (docs/offload.md): copies to and
+from the GPU run on the current stream and wait for it. Libraries built
+with `hectorc --offload` place their own evictions and prefetches, and copy
+device memory straight into the cache's (pinned) host memory.
 """
 
 from __future__ import annotations
