@@ -85,6 +85,7 @@ def _lib() -> ctypes.CDLL:
             "hector_offload_unbind": [],
             "hector_offload_evict": [i64, ctypes.c_int32, c_void_p, i64],
             "hector_offload_prefetch": [i64, c_void_p, i64],
+            "hector_offload_wait": [i64],
         }.items():
             fn = getattr(lib, name)
             fn.restype, fn.argtypes = None, argtypes

@@ -294,6 +294,7 @@ def device_evict(raw, slot, x, tier=HOST):
 def device_prefetch(raw, slot, like):
     out = like.new_empty(like.shape)
     raw.hector_offload_prefetch(slot, out.data_ptr(), out.numel() * out.element_size())
+    raw.hector_offload_wait(slot)  # as generated code does before the first reader
     return out
 
 
@@ -317,8 +318,12 @@ def test_device_memory_round_trip(raw, cuda, tmp_path, tier, caller_stream):
                 device_evict(raw, slot, y, tier)
             assert status(raw) == (0, "")
             expect = [y.cpu() for y in ys]
+            # The copies run on the runtime's copy stream; an entry's free
+            # of these buffers waits for them (mgpuMemFree), this test
+            # waits for the device before overwriting them.
+            torch.cuda.synchronize()
             for y in ys:
-                y.fill_(float("nan"))  # the entry frees them
+                y.fill_(float("nan"))
             for slot, e in enumerate(expect):
                 got = device_prefetch(raw, slot, ys[slot])
                 assert torch.equal(got.cpu(), e)
@@ -351,3 +356,16 @@ def test_device_memory_falls_back_to_a_device_copy(raw, cuda):
         np.testing.assert_array_equal(out, expect.numpy())
         tc.offload_release(cache, 5)
         assert delta(before)["fallback_bytes"] == 0
+
+
+def test_wait_without_a_prefetch_in_flight_does_nothing(raw):
+    # Host memory is prefetched synchronously; the wait generated code calls
+    # before the first reader then has nothing to wait for.
+    v = np.arange(10, dtype=np.float32)
+    with TensorCache(MIB) as cache, tc.bound(cache, 0):
+        evict(raw, 0, v)
+        np.testing.assert_array_equal(prefetch(raw, 0, v), v)
+        raw.hector_offload_wait(0)
+        raw.hector_offload_wait(12345)
+        assert status(raw) == (0, "")
+        tc.offload_release(cache, 0)

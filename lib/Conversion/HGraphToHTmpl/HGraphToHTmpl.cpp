@@ -223,6 +223,7 @@ private:
   Operation *lastMemoryRead(Value value);
   void releaseAfter(Operation *op, Value buffer);
   void freeAfter(Operation *op);
+  void waitBefore(Operation *op);
   DictionaryAttr offloadEntry(StringRef name, StringRef direction,
                               int64_t slot, StringRef tier, Value hgraphValue,
                               bool compactRows);
@@ -276,6 +277,8 @@ private:
   SmallVector<std::string> storedResultNames;
   SmallVector<Attribute> offloaded;
   DenseMap<Operation *, SmallVector<Value, 1>> freeAfterOp;
+  /// Prefetch slots to wait for before an op is lowered (its first reader).
+  DenseMap<Operation *, SmallVector<int64_t, 1>> waitBeforeOp;
 };
 
 //===----------------------------------------------------------------------===//
@@ -1650,7 +1653,39 @@ LogicalResult FunctionLowering::lowerPrefetch(hg::PrefetchOp op) {
     values.nodes[op.getResult()] = buffer;
   if (Operation *last = lastMemoryRead(op.getResult()); last && last != op)
     releaseAfter(last, buffer);
+  // The copy may still run (a GPU copy stream): its first reader waits.
+  Block &body = source.getBody().front();
+  Operation *first = nullptr;
+  for (Operation *user : op.getResult().getUsers()) {
+    Operation *reader = body.findAncestorOpInBlock(*user);
+    if (!first || reader->isBeforeInBlock(first))
+      first = reader;
+  }
+  if (first)
+    waitBeforeOp[first].push_back(op.getSlot());
   return success();
+}
+
+/// Calls hector_offload_wait(slot) for the prefetches whose first reader
+/// is `op`.
+void FunctionLowering::waitBefore(Operation *op) {
+  auto it = waitBeforeOp.find(op);
+  if (it == waitBeforeOp.end())
+    return;
+  StringRef function = "hector_offload_wait";
+  auto module = target->getParentOfType<ModuleOp>();
+  if (!module.lookupSymbol<func::FuncOp>(function)) {
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPointToStart(module.getBody());
+    func::FuncOp::create(builder, loc, function,
+                         builder.getFunctionType({builder.getI64Type()}, {}))
+        .setPrivate();
+  }
+  for (int64_t slot : it->second)
+    func::CallOp::create(
+        builder, loc, function, TypeRange{},
+        ValueRange{arith::ConstantIntOp::create(builder, loc, builder.getI64Type(), slot)});
+  waitBeforeOp.erase(it);
 }
 
 //===----------------------------------------------------------------------===//
@@ -1834,6 +1869,7 @@ LogicalResult FunctionLowering::run() {
     pairsPay |= isCompact(source.getArgAttrDict(i));
   planFusion();
   for (Operation &op : source.getBody().front()) {
+    waitBefore(&op);
     if (failed(lower(&op)))
       return failure();
     freeAfter(&op);

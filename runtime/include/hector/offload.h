@@ -26,10 +26,15 @@
  * under the same (cache, key), until released. Each case warns once on
  * stderr and is counted in hector_offload_stats.
  *
- * Device memory (CUDA libraries) goes through one pinned staging buffer,
- * synchronously: an evict waits for the entry's kernels (its stream, set by
- * hector_set_stream, else the whole context) before copying, a prefetch
- * waits for its copy. Host memory never touches the CUDA driver.
+ * Device memory (CUDA libraries) is copied on a copy stream per device,
+ * straight into and out of the cache's host memory (pinned with
+ * HECTOR_CACHE_PINNED): an evict's copy starts after the entry's kernels
+ * (its stream, set by hector_set_stream, else the whole context) and the
+ * call returns; the buffer's free waits for the copy. A prefetch's copy
+ * starts and the call returns; hector_offload_wait before the value's first
+ * reader makes the entry wait for it. A value read back from disk, and the
+ * fallback's copies, are synchronous. Host memory never touches the CUDA
+ * driver.
  *
  * The binding is per thread; the fallback and the statistics are shared by
  * all threads and thread-safe.
@@ -92,6 +97,11 @@ HECTOR_API void hector_offload_evict(int64_t slot, int32_t tier, void* data, int
  * (no binding, unknown key, size mismatch), IO (a read error or a checksum
  * mismatch) or CUDA. */
 HECTOR_API void hector_offload_prefetch(int64_t slot, void* data, int64_t bytes);
+/* Called by generated code before the first reader of a prefetched value:
+ * what the entry runs next waits for the prefetch of `slot` (device memory
+ * is copied on a copy stream; a synchronous prefetch has nothing to wait
+ * for). */
+HECTOR_API void hector_offload_wait(int64_t slot);
 
 #ifdef __cplusplus
 }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 #include <unordered_map>
 
 #include "device.h"
@@ -48,6 +49,7 @@ namespace {
   X(cuEventCreate)                    \
   X(cuEventRecord)                    \
   X(cuEventSynchronize)               \
+  X(cuEventQuery)                     \
   X(cuEventDestroy)
 #define HECTOR_LAUNCH_CU_OPTIONAL(X) \
   X(cuMemAllocAsync)                 \
@@ -225,6 +227,20 @@ void track_free(CUdeviceptr p) {
   g_live_bytes -= it->second;
   g_temporaries.erase(it);
 }
+
+// ---- Frees that wait for an offload copy ------------------------------------
+
+// A temporary that an offload copy (hector_offload_evict, on its own stream)
+// still reads is freed only once the copy's event has completed: until then
+// its free is deferred, and later mgpu* calls free what has completed.
+struct DeferredFree {
+  CUdeviceptr p;
+  int device;
+  CUevent done;
+};
+std::mutex g_copies_lock;
+std::unordered_map<CUdeviceptr, CUevent> g_copies;  // buffer -> its copy's event
+std::vector<DeferredFree> g_deferred;
 
 // ---- Kernel modules ------------------------------------------------------
 
@@ -406,6 +422,61 @@ CUmemoryPool memory_pool(const Scope& scope) {
 using hector::Scope;
 using hector::t_state;
 
+namespace hector {
+namespace {
+
+void free_now(const Scope& scope, CUdeviceptr p, void* stream) {
+  track_free(p);
+  if (ExternalAllocator external = external_allocator(); external.free) {
+    external.free(reinterpret_cast<void*>(p), scope.device()->ordinal, stream,
+                  external.context);
+    return;
+  }
+  if (memory_pool(scope))
+    check(scope.cu(), scope.ext()->cuMemFreeAsync(p, static_cast<CUstream>(stream)),
+          "cuMemFreeAsync");
+  else
+    check(scope.cu(), scope.ext()->cuMemFree(p), "cuMemFree");
+}
+
+// Frees the deferred buffers of this device whose copies have completed
+// (all of them with `wait`).
+void free_deferred(const Scope& scope, bool wait) {
+  std::vector<DeferredFree> ready;
+  {
+    std::lock_guard<std::mutex> lock(g_copies_lock);
+    for (size_t i = 0; i < g_deferred.size();) {
+      DeferredFree& d = g_deferred[i];
+      if (d.device == scope.device()->ordinal &&
+          (wait ? scope.ext()->cuEventSynchronize(d.done) == CUDA_SUCCESS
+                : scope.ext()->cuEventQuery(d.done) == CUDA_SUCCESS)) {
+        ready.push_back(d);
+        d = g_deferred.back();
+        g_deferred.pop_back();
+      } else {
+        ++i;
+      }
+    }
+  }
+  for (const DeferredFree& d : ready) {
+    scope.ext()->cuEventDestroy(d.done);
+    free_now(scope, d.p, nullptr);  // the copy is done: any stream will do
+  }
+}
+
+}  // namespace
+
+void free_after_copy(CUdeviceptr p, CUevent done) {
+  std::lock_guard<std::mutex> lock(g_copies_lock);
+  auto [it, inserted] = g_copies.emplace(p, done);
+  if (!inserted) {  // evicted twice before its free: the later copy ends later
+    if (const LaunchDriver* ext = launch_driver()) ext->cuEventDestroy(it->second);
+    it->second = done;
+  }
+}
+
+}  // namespace hector
+
 extern "C" {
 
 // ---- The caller's side (launch.h) ----------------------------------------
@@ -583,6 +654,7 @@ HECTOR_API void mgpuStreamSynchronize(void* stream) {
     return;
   Scope scope;
   if (!scope) return;
+  hector::free_deferred(scope, /*wait=*/false);
   hector::check(scope.cu(), scope.cu()->cuStreamSynchronize(static_cast<CUstream>(stream)),
                 "a kernel of this entry point failed (cuStreamSynchronize)");
 }
@@ -634,6 +706,7 @@ HECTOR_API void mgpuEventRecord(void* event, void* stream) {
 HECTOR_API void* mgpuMemAlloc(uint64_t size, void* stream, bool isHostShared) {
   Scope scope;
   if (!scope) return nullptr;
+  hector::free_deferred(scope, /*wait=*/false);
   if (isHostShared) {
     hector::record(HECTOR_ERROR_INVALID_ARGUMENT,
                    "gpu.alloc host_shared (managed memory) is not supported");
@@ -675,16 +748,20 @@ HECTOR_API void mgpuMemFree(void* ptr, void* stream) {
   Scope scope;
   if (!scope) return;
   CUdeviceptr p = reinterpret_cast<CUdeviceptr>(ptr);
-  hector::track_free(p);
-  if (hector::ExternalAllocator external = hector::external_allocator(); external.free) {
-    external.free(ptr, scope.device()->ordinal, stream, external.context);
-    return;
+  {
+    std::lock_guard<std::mutex> lock(hector::g_copies_lock);
+    if (auto it = hector::g_copies.find(p); it != hector::g_copies.end()) {
+      CUevent done = it->second;
+      hector::g_copies.erase(it);
+      if (scope.ext()->cuEventQuery(done) == CUDA_ERROR_NOT_READY) {
+        hector::g_deferred.push_back({p, scope.device()->ordinal, done});
+        return;
+      }
+      scope.ext()->cuEventDestroy(done);
+    }
   }
-  if (hector::memory_pool(scope))
-    hector::check(scope.cu(), scope.ext()->cuMemFreeAsync(p, static_cast<CUstream>(stream)),
-                  "cuMemFreeAsync");
-  else
-    hector::check(scope.cu(), scope.ext()->cuMemFree(p), "cuMemFree");
+  hector::free_now(scope, p, stream);
+  hector::free_deferred(scope, /*wait=*/false);
 }
 
 HECTOR_API void mgpuMemcpy(void* dst, void* src, size_t size, void* stream) {

@@ -23,6 +23,10 @@ int launch_device();
 // (hector_set_stream); false when each entry call makes its own.
 bool launch_caller_stream(CUstream* out);
 
+// A temporary that a copy on another stream still reads: its free
+// (mgpuMemFree) waits until `done` has completed. Takes the event.
+void free_after_copy(CUdeviceptr p, CUevent done);
+
 }  // namespace hector
 
 #endif

@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <optional>
+#include <unordered_map>
 
 #include "device.h"
 #include "driver.h"
@@ -26,6 +27,13 @@ namespace {
 struct Extra {
   decltype(&::cuMemcpyAsync) cuMemcpyAsync = nullptr;
   decltype(&::cuMemFree) cuMemFree = nullptr;
+  decltype(&::cuStreamCreate) cuStreamCreate = nullptr;
+  decltype(&::cuStreamWaitEvent) cuStreamWaitEvent = nullptr;
+  decltype(&::cuEventCreate) cuEventCreate = nullptr;
+  decltype(&::cuEventRecord) cuEventRecord = nullptr;
+  decltype(&::cuEventSynchronize) cuEventSynchronize = nullptr;
+  decltype(&::cuEventDestroy) cuEventDestroy = nullptr;
+  decltype(&::cuLaunchHostFunc) cuLaunchHostFunc = nullptr;
 };
 
 const Extra* extra() {
@@ -39,8 +47,22 @@ const Extra* extra() {
         dlsym(lib, HECTOR_OFFLOAD_STR(cuMemcpyAsync)));
     table.cuMemFree =
         reinterpret_cast<decltype(table.cuMemFree)>(dlsym(lib, HECTOR_OFFLOAD_STR(cuMemFree)));
+#define HECTOR_OFFLOAD_RESOLVE(name) \
+  table.name = reinterpret_cast<decltype(table.name)>(dlsym(lib, HECTOR_OFFLOAD_STR(name)));
+    HECTOR_OFFLOAD_RESOLVE(cuStreamCreate)
+    HECTOR_OFFLOAD_RESOLVE(cuStreamWaitEvent)
+    HECTOR_OFFLOAD_RESOLVE(cuEventCreate)
+    HECTOR_OFFLOAD_RESOLVE(cuEventRecord)
+    HECTOR_OFFLOAD_RESOLVE(cuEventSynchronize)
+    HECTOR_OFFLOAD_RESOLVE(cuEventDestroy)
+    HECTOR_OFFLOAD_RESOLVE(cuLaunchHostFunc)
+#undef HECTOR_OFFLOAD_RESOLVE
   });
-  return table.cuMemcpyAsync && table.cuMemFree ? &table : nullptr;
+  return table.cuMemcpyAsync && table.cuMemFree && table.cuStreamCreate &&
+                 table.cuStreamWaitEvent && table.cuEventCreate && table.cuEventRecord &&
+                 table.cuEventSynchronize && table.cuEventDestroy && table.cuLaunchHostFunc
+             ? &table
+             : nullptr;
 }
 
 // A device with its primary context current for the scope. A failure is
@@ -51,7 +73,7 @@ class DeviceScope {
     if ((status_ = get_device(ordinal, &d_)) != HECTOR_OK) return;
     if (!(x_ = extra())) {
       status_ = fail(HECTOR_ERROR_NO_DRIVER,
-                     "CUDA driver too old: libcuda.so.1 lacks cuMemcpyAsync or cuMemFree");
+                     "CUDA driver too old: libcuda.so.1 lacks a copy, stream or event function");
       return;
     }
     scope_.emplace(d_);
@@ -162,6 +184,80 @@ void* pinned_alloc(uint64_t bytes) {
 void pinned_free(void* p) {
   DeviceScope scope(launch_device());
   if (scope.status() == HECTOR_OK) scope.cu()->cuMemFreeHost(p);
+}
+
+namespace {
+
+// One copy stream per device, made on first use and kept: copies there run
+// beside the entry's kernels.
+std::mutex g_copy_streams_lock;
+std::unordered_map<int, CUstream> g_copy_streams;
+
+CUstream copy_stream(const DeviceScope& scope, int device) {
+  std::lock_guard<std::mutex> lock(g_copy_streams_lock);
+  auto it = g_copy_streams.find(device);
+  if (it != g_copy_streams.end()) return it->second;
+  CUstream s = nullptr;
+  if (!check(scope.cu(), scope.x()->cuStreamCreate(&s, CU_STREAM_NON_BLOCKING),
+             "offload: the copy stream (cuStreamCreate)"))
+    return nullptr;
+  g_copy_streams.emplace(device, s);
+  return s;
+}
+
+}  // namespace
+
+bool copy_async(void* dst, const void* src, uint64_t bytes, const AsyncCopy& then) {
+  std::optional<DeviceScope> scope;
+  if (!enter(scope)) return false;
+  const Driver* cu = scope->cu();
+  const Extra* x = scope->x();
+  int device = launch_device();
+  CUstream copies = copy_stream(*scope, device);
+  if (!copies) return false;
+  // After the entry's kernels: the copy stream waits for the caller's
+  // stream; without one, the host has waited for the entry's private stream
+  // before calling (generated code synchronizes before a call), and the
+  // context is waited for to be sure.
+  CUstream caller = nullptr;
+  if (launch_caller_stream(&caller)) {
+    CUevent produced = nullptr;
+    if (!check(cu, x->cuEventCreate(&produced, CU_EVENT_DISABLE_TIMING), "offload: cuEventCreate") ||
+        !check(cu, x->cuEventRecord(produced, caller), "offload: cuEventRecord") ||
+        !check(cu, x->cuStreamWaitEvent(copies, produced, 0), "offload: cuStreamWaitEvent"))
+      return false;
+    x->cuEventDestroy(produced);  // the wait holds what it needs
+  } else if (!check(cu, cu->cuCtxSynchronize(),
+                    "offload: waiting for the entry's kernels (cuCtxSynchronize)")) {
+    return false;
+  }
+  CUevent done = nullptr;
+  if (!check(cu,
+             x->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
+                              reinterpret_cast<CUdeviceptr>(src), bytes, copies),
+             "offload: copying a saved value (cuMemcpyAsync)") ||
+      !check(cu, x->cuEventCreate(&done, CU_EVENT_DISABLE_TIMING), "offload: cuEventCreate") ||
+      !check(cu, x->cuEventRecord(done, copies), "offload: cuEventRecord"))
+    return false;
+  if (then.host_func &&
+      !check(cu, x->cuLaunchHostFunc(copies, then.host_func, then.host_data),
+             "offload: cuLaunchHostFunc"))
+    return false;
+  *then.done = done;
+  return true;
+}
+
+bool wait_copy(CUevent done) {
+  std::optional<DeviceScope> scope;
+  if (!enter(scope)) return false;
+  CUstream caller = nullptr;
+  bool ok = launch_caller_stream(&caller)
+                ? check(scope->cu(), scope->x()->cuStreamWaitEvent(caller, done, 0),
+                        "offload: waiting for a prefetch (cuStreamWaitEvent)")
+                : check(scope->cu(), scope->x()->cuEventSynchronize(done),
+                        "offload: waiting for a prefetch (cuEventSynchronize)");
+  scope->x()->cuEventDestroy(done);
+  return ok;
 }
 
 Staging::Staging() : lock_(g_staging_mutex) {}

@@ -2,13 +2,13 @@
 // ordered after the entry's kernels, the pinned staging buffer, and device
 // copies for the fallback.
 //
-// This first version is synchronous: every copy waits for the entry's
-// kernels before it starts and for itself before it returns. Copies on
-// their own streams with events, and a pinned pool made once in the
-// background, are still to come (docs/offload.md).
+// Evictions and prefetches of device memory copy on a copy stream per
+// device, ordered after the entry's kernels by events; the fallback's and
+// the disk reads' copies are synchronous (device_copy).
 #ifndef HECTOR_RUNTIME_OFFLOAD_DEVICE_COPY_H
 #define HECTOR_RUNTIME_OFFLOAD_DEVICE_COPY_H
 
+#include <cuda.h>
 #include <stdint.h>
 
 #include <mutex>
@@ -24,6 +24,24 @@ bool is_device_memory(const void* p);
 // entry's kernels on this thread's device and stream, and waits for it.
 // Failures are recorded in the launch status; returns false.
 bool device_copy(void* dst, const void* src, uint64_t bytes);
+
+// What follows an asynchronous copy: the event that completes with it (out),
+// and an optional host function the copy stream runs after it (a tensor
+// cache commit or read end: no CUDA call).
+struct AsyncCopy {
+  CUevent* done;
+  CUhostFn host_func = nullptr;
+  void* host_data = nullptr;
+};
+
+// Copies `bytes` from src to dst (either may be device memory) on the
+// device's copy stream, after the entry's kernels, and returns at once.
+// Failures are recorded in the launch status; returns false.
+bool copy_async(void* dst, const void* src, uint64_t bytes, const AsyncCopy& then);
+
+// Makes what the entry runs next wait for `done` (the caller's stream waits
+// for it; without one, the host does), then destroys it.
+bool wait_copy(CUevent done);
 
 // `bytes` of device memory on the thread's launch device (its ordinal in
 // *device), or null with the failure recorded.

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <unordered_map>
 
 #include "device_copy.h"
 #include "error.h"
@@ -89,6 +90,69 @@ int put(hector_tensor_cache* cache, uint64_t key, void* data, uint64_t bytes, in
   return s;
 }
 
+void CUDA_CB commit_filled(void* fill) { tensor_cache_commit(static_cast<CacheFill*>(fill), true); }
+void CUDA_CB end_read(void* read) { tensor_cache_read_end(static_cast<CacheRead*>(read)); }
+
+// Prefetches in flight on this thread, by slot: hector_offload_wait makes
+// the entry wait for them before their first reader.
+thread_local std::unordered_map<int64_t, CUevent> t_prefetches;
+
+// Evicts device memory with a copy on the copy stream. Returns the status
+// of a put (OUT_OF_MEMORY: nothing stored; CUDA: recorded).
+int evict_async(hector_tensor_cache* cache, uint64_t key, void* data, uint64_t bytes, int tier) {
+  void* host = nullptr;
+  CacheFill* fill = nullptr;
+  int s = tensor_cache_reserve(cache, key, bytes, hector_cache_tier(tier), &host, &fill);
+  if (s == HECTOR_ERROR_INVALID_ARGUMENT && tier == HECTOR_CACHE_DISK) {
+    s = tensor_cache_reserve(cache, key, bytes, HECTOR_CACHE_HOST, &host, &fill);
+    if (s == HECTOR_ERROR_INVALID_ARGUMENT) return s;
+    tier = HECTOR_CACHE_HOST;
+    g_counts.disk_to_host.fetch_add(1, std::memory_order_relaxed);
+    if (!g_warned_no_disk.exchange(true))
+      std::fprintf(stderr,
+                   "hector: offload: a value planned for the disk tier went to the host tier: "
+                   "the tensor cache has no directory (warned once)\n");
+  }
+  if (s != HECTOR_OK) return s;
+  g_counts.values[tier].fetch_add(1, std::memory_order_relaxed);
+  g_counts.bytes[tier].fetch_add(bytes, std::memory_order_relaxed);
+  if (!fill) return HECTOR_OK;  // stored already: one more reference
+  CUevent done = nullptr;
+  if (!copy_async(host, data, bytes, AsyncCopy{&done, commit_filled, fill})) {
+    tensor_cache_commit(fill, false);
+    return HECTOR_ERROR_CUDA;
+  }
+  free_after_copy(reinterpret_cast<CUdeviceptr>(data), done);
+  return HECTOR_OK;
+}
+
+// Starts copying a value in host memory to the device on the copy stream;
+// kCacheOnDisk for a value on disk (the caller reads it synchronously).
+int prefetch_async(hector_tensor_cache* cache, uint64_t key, int64_t slot, void* data,
+                   uint64_t bytes) {
+  const void* host = nullptr;
+  CacheRead* read = nullptr;
+  int s = tensor_cache_read_begin(cache, key, bytes, &host, &read);
+  if (s != HECTOR_OK) return s;
+  CUevent done = nullptr;
+  if (!copy_async(data, host, bytes, AsyncCopy{&done, end_read, read})) {
+    tensor_cache_read_end(read);
+    return HECTOR_ERROR_CUDA;
+  }
+  if (auto it = t_prefetches.find(slot); it != t_prefetches.end()) {
+    wait_copy(it->second);  // the same slot again (a backward run twice)
+    t_prefetches.erase(it);
+  }
+  t_prefetches.emplace(slot, done);
+  return HECTOR_OK;
+}
+
+// Waits for every prefetch in flight on this thread.
+void wait_all() {
+  for (auto& [slot, done] : t_prefetches) wait_copy(done);
+  t_prefetches.clear();
+}
+
 }  // namespace
 }  // namespace offload
 }  // namespace hector
@@ -105,7 +169,19 @@ HECTOR_API int hector_offload_bind(hector_tensor_cache* cache, uint64_t key_base
   return HECTOR_OK;
 }
 
-HECTOR_API void hector_offload_unbind(void) { t_binding = {}; }
+HECTOR_API void hector_offload_unbind(void) {
+  wait_all();
+  t_binding = {};
+}
+
+HECTOR_API void hector_offload_wait(int64_t slot) {
+  if (hector_launch_status() != HECTOR_OK) return;
+  auto it = t_prefetches.find(slot);
+  if (it == t_prefetches.end()) return;  // synchronous, or never started
+  CUevent done = it->second;
+  t_prefetches.erase(it);
+  wait_copy(done);
+}
 
 HECTOR_API void hector_offload_evict(int64_t slot, int32_t tier, void* data, int64_t bytes) {
   if (hector_launch_status() != HECTOR_OK) return;
@@ -120,10 +196,11 @@ HECTOR_API void hector_offload_evict(int64_t slot, int32_t tier, void* data, int
   uint64_t n = uint64_t(bytes);
   if (fallback_ref(cache, key, n)) return;  // kept already: one more reference
   bool device = n > 0 && is_device_memory(data);
-  // Device memory is copied straight into the cache's host memory (pinned
-  // in HECTOR_CACHE_PINNED mode), chunk by chunk.
-  int s = device ? put(cache, key, data, n, tier, copy_from_device)
-                 : put(cache, key, data, n, tier, nullptr);
+  // Device memory is copied into the cache's host memory (pinned in
+  // HECTOR_CACHE_PINNED mode) on the copy stream, beside the kernels that
+  // follow; the buffer's free waits for the copy, the cache's commit runs
+  // after it.
+  int s = device ? evict_async(cache, key, data, n, tier) : put(cache, key, data, n, tier, nullptr);
   if (s == HECTOR_ERROR_CUDA) return;  // the copy's failure is recorded
   if (s == HECTOR_ERROR_OUT_OF_MEMORY)
     fallback_keep(cache, key, data, n, device);
@@ -142,15 +219,14 @@ HECTOR_API void hector_offload_prefetch(int64_t slot, void* data, int64_t bytes)
     int s;
     if (!device) {
       s = hector_tensor_cache_get(cache, key, data, n);
-    } else {
-      // From the cache's host copy straight to the device; a value on disk
-      // is read into the staging buffer first.
+    } else if ((s = prefetch_async(cache, key, slot, data, n)) == kCacheOnDisk) {
+      // On disk: read into the staging buffer, then copied to the device.
       Staging staging;
       void* host = staging.reserve(n);
       if (!host) return;
       s = tensor_cache_get_to(cache, key, n, copy_to_device, data, host);
-      if (s == HECTOR_ERROR_CUDA) return;  // the copy's failure is recorded
     }
+    if (s == HECTOR_ERROR_CUDA) return;  // the copy's failure is recorded
     if (s != HECTOR_OK) {
       record(s, "hector_offload_prefetch(slot %lld): %s", (long long)slot, last_error());
       return;

@@ -29,6 +29,26 @@ int tensor_cache_put_from(hector_tensor_cache* cache, uint64_t key, uint64_t byt
 int tensor_cache_get_to(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
                         CacheCopy copy_out, void* context, void* staging);
 
+// An asynchronous put: reserve the value's host memory, let the caller copy
+// into it (a device-to-host copy on a stream), then commit it (from any
+// thread, e.g. a stream callback; it makes no CUDA call). Until committed,
+// a get of the key waits. *fill is null when the key was stored already
+// (one more reference, nothing to copy).
+struct CacheFill;
+int tensor_cache_reserve(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
+                         hector_cache_tier tier, void** host, CacheFill** fill);
+// ok = false: the copy failed; nothing is stored under the key.
+void tensor_cache_commit(CacheFill* fill, bool ok);
+
+// An asynchronous get from host memory: *host is the value's host copy
+// (checksum verified), kept until tensor_cache_read_end. Returns
+// kCacheOnDisk for a value whose copy is on disk (use tensor_cache_get_to).
+constexpr int kCacheOnDisk = 1000;
+struct CacheRead;
+int tensor_cache_read_begin(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
+                            const void** host, CacheRead** read);
+void tensor_cache_read_end(CacheRead* read);
+
 }  // namespace hector
 
 #endif

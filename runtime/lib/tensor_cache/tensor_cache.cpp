@@ -585,3 +585,169 @@ extern "C" int hector_tensor_cache_stats_get(hector_tensor_cache* cache,
   *stats = cache->stats;
   return HECTOR_OK;
 }
+
+//===----------------------------------------------------------------------===//
+// Asynchronous puts and gets (cache_direct.h), for copies on GPU streams
+//===----------------------------------------------------------------------===//
+
+struct hector::CacheFill {
+  hector_tensor_cache* cache;
+  uint64_t key;
+  EntryPtr entry;
+  bool to_disk;
+};
+
+struct hector::CacheRead {
+  hector_tensor_cache* cache;
+  EntryPtr entry;
+};
+
+int hector::tensor_cache_reserve(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
+                                 hector_cache_tier tier, void** host, CacheFill** fill) {
+  clear_error();
+  *host = nullptr;
+  *fill = nullptr;
+  if (int s = check_cache(cache, "hector_tensor_cache_put")) return s;
+  if (tier != HECTOR_CACHE_HOST && tier != HECTOR_CACHE_DISK)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_put: unknown tier %d", tier);
+  if (tier == HECTOR_CACHE_DISK && !cache->has_disk)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_put: the cache has no disk tier (no directory)");
+  std::lock_guard<std::mutex> lock(cache->mu);
+  if (auto it = cache->entries.find(key); it != cache->entries.end()) {
+    Entry& e = *it->second;
+    if (e.bytes != bytes)
+      return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                  "hector_tensor_cache_put: key %llu holds %llu bytes, not %llu",
+                  (unsigned long long)key, (unsigned long long)e.bytes,
+                  (unsigned long long)bytes);
+    ++e.refs;
+    ++cache->stats.deduplicated;
+    return HECTOR_OK;
+  }
+  uint64_t rounded = align_up(bytes);
+  if (cache->stats.host_bytes + rounded > cache->config.host_capacity)
+    return fail(HECTOR_ERROR_OUT_OF_MEMORY,
+                "hector_tensor_cache_put: the host tier is full (%llu of %llu bytes held, "
+                "%llu more needed); nothing was stored",
+                (unsigned long long)cache->stats.host_bytes,
+                (unsigned long long)cache->config.host_capacity,
+                (unsigned long long)rounded);
+  std::unique_ptr<CacheFill> f(new (std::nothrow) CacheFill{cache, key, nullptr, false});
+  if (!f) return fail(HECTOR_ERROR_OUT_OF_MEMORY, "hector_tensor_cache_put: out of host memory");
+  EntryPtr e = std::make_shared<Entry>();
+  e->bytes = bytes;
+  if (rounded) {
+    uint64_t size = 0;
+    e->host = cache->take_block(rounded, &size);
+    if (!e->host)
+      return fail(HECTOR_ERROR_OUT_OF_MEMORY, "hector_tensor_cache_put: out of host memory");
+    e->host_bytes = size;
+    cache->stats.host_bytes += size;
+    std::memset(e->host + bytes, 0, rounded - bytes);  // the tail a disk write reads
+  }
+  cache->entries.emplace(key, e);
+  ++cache->stats.values;
+  f->to_disk = tier == HECTOR_CACHE_DISK && bytes;
+  if (f->to_disk) {
+    e->offset = cache->file.allocate(rounded, cache->config.disk_capacity);
+    if (e->offset >= 0) {
+      e->extent = rounded;
+      cache->stats.disk_bytes = cache->file.used();
+    } else {
+      e->write_error = ENOSPC;  // the disk tier's capacity: keep it in host memory
+    }
+    ++cache->writes_in_flight;
+    e->chunks_left = 1;  // until committed
+  }
+  ++e->readers;  // the caller's copy into it
+  f->entry = e;
+  *host = e->host;
+  *fill = f.release();
+  return HECTOR_OK;
+}
+
+void hector::tensor_cache_commit(CacheFill* fill, bool ok) {
+  std::unique_ptr<CacheFill> f(fill);
+  hector_tensor_cache* cache = f->cache;
+  Entry& e = *f->entry;
+  uint64_t hash = 0;
+  if (ok && (cache->config.flags & HECTOR_CACHE_CHECKSUM))
+    hash = hash_bytes(e.host, e.bytes);
+  std::lock_guard<std::mutex> lock(cache->mu);
+  if (!ok) {
+    e.failed = true;
+    if (auto it = cache->entries.find(f->key); it != cache->entries.end() && it->second == f->entry)
+      cache->release_locked(f->key, f->entry);
+  } else {
+    e.hash = hash;
+    if (f->to_disk && e.offset >= 0 && !e.cancel) {
+      uint64_t rounded = align_up(e.bytes), chunk = cache->chunk_bytes();
+      for (uint64_t off = 0; off < rounded; off += chunk) {
+        cache->jobs.push_back(Job{f->entry, off, std::min(chunk, rounded - off), nullptr, nullptr});
+        ++e.chunks_left;
+      }
+      cache->work.notify_all();
+    }
+  }
+  e.filling = false;
+  --e.readers;
+  cache->done.notify_all();
+  if (f->to_disk && --e.chunks_left == 0) cache->finish_write(e);
+  else cache->reclaim(e);
+}
+
+int hector::tensor_cache_read_begin(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
+                                    const void** host, CacheRead** read) {
+  clear_error();
+  *host = nullptr;
+  *read = nullptr;
+  if (int s = check_cache(cache, "hector_tensor_cache_get")) return s;
+  std::unique_lock<std::mutex> lock(cache->mu);
+  auto it = cache->entries.find(key);
+  if (it == cache->entries.end())
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_get: no value under key %llu",
+                (unsigned long long)key);
+  EntryPtr e = it->second;
+  if (e->bytes != bytes)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_get: key %llu holds %llu bytes, not %llu",
+                (unsigned long long)key, (unsigned long long)e->bytes,
+                (unsigned long long)bytes);
+  cache->done.wait(lock, [&] { return !e->filling; });
+  if (e->failed)
+    return fail(HECTOR_ERROR_IO, "hector_tensor_cache_get: key %llu: its put failed",
+                (unsigned long long)key);
+  if (e->on_disk) return kCacheOnDisk;
+  if (e->chunks_left && !e->cancel) {
+    e->cancel = true;  // handed over: the rest of its write is cancelled
+    ++cache->stats.handed_over;
+  }
+  ++e->readers;
+  std::unique_ptr<CacheRead> r(new (std::nothrow) CacheRead{cache, e});
+  bool corrupt = false;
+  if (r && (cache->config.flags & HECTOR_CACHE_CHECKSUM)) {
+    lock.unlock();
+    corrupt = hash_bytes(e->host, bytes) != e->hash;
+    lock.lock();
+  }
+  if (!r || corrupt) {
+    --e->readers;
+    cache->reclaim(*e);
+    if (!r) return fail(HECTOR_ERROR_OUT_OF_MEMORY, "hector_tensor_cache_get: out of host memory");
+    ++cache->stats.checksum_failures;
+    return fail(HECTOR_ERROR_IO,
+                "hector_tensor_cache_get: key %llu read back does not match its checksum",
+                (unsigned long long)key);
+  }
+  *host = e->host;
+  *read = r.release();
+  return HECTOR_OK;
+}
+
+void hector::tensor_cache_read_end(CacheRead* read) {
+  std::unique_ptr<CacheRead> r(read);
+  std::lock_guard<std::mutex> lock(r->cache->mu);
+  --r->entry->readers;
+  r->cache->reclaim(*r->entry);
+}

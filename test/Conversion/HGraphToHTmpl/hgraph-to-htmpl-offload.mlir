@@ -8,6 +8,7 @@
 // Neither signature has a buffer for the stored value: the manifest lists
 // it under hector.offload.
 
+// CHECK-LABEL: func.func private @hector_offload_wait(i64)
 // CHECK-LABEL: func.func private @hector_offload_prefetch(i64, !llvm.ptr, i64)
 // CHECK-LABEL: func.func private @hector_offload_evict(i64, i32, !llvm.ptr, i64)
 
@@ -35,7 +36,11 @@
 // CHECK-SAME: hector.offload = [{direction = "prefetch", name = "saved0", shape = ["P", 8], slot = 0 : i64}]
 // CHECK: %[[PAIRS:.*]] = memref.dim %arg4
 // CHECK: %[[P:.*]] = memref.alloc(%[[PAIRS]]) : memref<?x8xf32>
-// CHECK: call @hector_offload_prefetch(%{{.*}}, %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, i64) -> ()
+// CHECK: call @hector_offload_prefetch(%[[PSLOT:.*]], %{{.*}}, %{{.*}}) : (i64, !llvm.ptr, i64) -> ()
+// The copy may still be running (on a GPU copy stream): its first reader
+// waits for it.
+// CHECK: %[[WSLOT:.*]] = arith.constant 0 : i64
+// CHECK-NEXT: call @hector_offload_wait(%[[WSLOT]]) : (i64) -> ()
 // CHECK: htmpl.traversal edges {{.*}} ins(%{{.*}} : memref<?x8xf32> as dst, %[[P]] : memref<?x8xf32> as compact)
 // CHECK: memref.dealloc %[[P]]
 // CHECK-NEXT: %[[Y:.*]] = memref.alloc
