@@ -38,6 +38,7 @@
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/ViewLikeInterface.h"
 #include "llvm/ADT/BitVector.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -224,6 +225,7 @@ private:
   void releaseAfter(Operation *op, Value buffer);
   void freeAfter(Operation *op);
   void waitBefore(Operation *op);
+  void freeTemporariesAfterLastUse();
   DictionaryAttr offloadEntry(StringRef name, StringRef direction,
                               int64_t slot, StringRef tier, Value hgraphValue,
                               bool compactRows);
@@ -1496,9 +1498,8 @@ LogicalResult FunctionLowering::lowerReturn(hg::ReturnOp op) {
     if (failed(store(value, output, type.isEdgeWise())))
       return failure();
   }
-  for (Value memref : temporaries)
-    memref::DeallocOp::create(builder, loc, memref);
   func::ReturnOp::create(builder, loc);
+  freeTemporariesAfterLastUse();
   if (!offloaded.empty())
     target->setAttr("hector.offload", builder.getArrayAttr(offloaded));
   return success();
@@ -1664,6 +1665,35 @@ LogicalResult FunctionLowering::lowerPrefetch(hg::PrefetchOp op) {
   if (first)
     waitBeforeOp[first].push_back(op.getSlot());
   return success();
+}
+
+/// Frees each remaining temporary right after the last operation of the
+/// entry block that uses it (through views too), instead of at the return:
+/// a deep model's step then holds one layer's temporaries at a time, not
+/// all of them.
+void FunctionLowering::freeTemporariesAfterLastUse() {
+  Block &entry = target.getBody().front();
+  for (Value memref : temporaries) {
+    Operation *last = memref.getDefiningOp();
+    SmallVector<Value> work = {memref};
+    while (!work.empty()) {
+      Value value = work.pop_back_val();
+      for (Operation *user : value.getUsers()) {
+        Operation *top = entry.findAncestorOpInBlock(*user);
+        if (top && last->isBeforeInBlock(top))
+          last = top;
+        if (isa<ViewLikeOpInterface>(user))
+          llvm::append_range(work, user->getResults());
+      }
+    }
+    OpBuilder::InsertionGuard guard(builder);
+    if (last->hasTrait<OpTrait::IsTerminator>())
+      builder.setInsertionPoint(last);
+    else
+      builder.setInsertionPointAfter(last);
+    memref::DeallocOp::create(builder, loc, memref);
+  }
+  temporaries.clear();
 }
 
 /// Calls hector_offload_wait(slot) for the prefetches whose first reader
