@@ -29,11 +29,17 @@ then, on the GPU machine,
 
     python3 bench/offload.py --libs DIR --model rgat --layers 3 --width 64 --dataset am \\
         --cache-dir /tmp --out OUT
+
+With --digest-dir, each contender's gradients are saved (weights in full,
+the input's gradient as its norm and 4 random projections), so that runs on
+different machines can be compared: `--compare A.npz B.npz` prints the
+normwise relative difference of every gradient.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import statistics
@@ -100,6 +106,7 @@ def run(args) -> dict:
     import torch
 
     from hector import autograd, compiled
+    from hector.compiled import LaunchError
     from hector import graph as hgraph
     from hector.offload import offload
     from hector.tensor_cache import TensorCache
@@ -167,9 +174,13 @@ def run(args) -> dict:
                 torch.cuda.synchronize()
                 times.append(time.perf_counter() - start)
             peak = torch.cuda.max_memory_allocated() - base
-        except torch.cuda.OutOfMemoryError as err:
-            results[contender] = {"error": f"out of memory: {err}".splitlines()[0]}
-            print(f"{contender}: out of memory", flush=True)
+        except (torch.cuda.OutOfMemoryError, LaunchError) as err:
+            if isinstance(err, LaunchError) and "memory" not in str(err).lower():
+                raise
+            results[contender] = {"error": "out of memory: " + str(err).splitlines()[0][:200]}
+            print(f"{contender}: out of memory ({str(err).splitlines()[0][:200]})", flush=True)
+            grads = None
+            gc.collect()
             torch.cuda.empty_cache()
             continue
         if reference is None and contender == "keep":
@@ -182,6 +193,8 @@ def run(args) -> dict:
             "step_ms": 1e3 * statistics.median(times), "steps_ms": [1e3 * t for t in times],
             "peak_gib": peak / 2**30, "moved_bytes": moved_bytes(library[f"{name}_fwd"], symbols),
             "grad_rel_diff_vs_keep": diff}
+        if args.digest_dir:
+            save_digest(os.path.join(args.digest_dir, f"{contender}.npz"), list(params), grads)
         r = results[contender]
         print(f"{contender}: {r['step_ms']:.2f} ms, peak {r['peak_gib']:.3f} GiB, moved "
               f"{r['moved_bytes']}, grad diff {diff}", flush=True)
@@ -191,6 +204,35 @@ def run(args) -> dict:
             "model": {"model": args.model, "layers": args.layers, "width": args.width,
                       "heads": args.heads},
             "gpu": torch.cuda.get_device_name(), "cache_stats": stats, "results": results}
+
+
+def save_digest(path: str, names, grads) -> None:
+    """Weight gradients in full; larger ones as norm and 4 fixed projections."""
+    import numpy as np
+    import torch
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    out = {}
+    for name, g in zip(names, grads):
+        g = g.detach().double().reshape(-1)
+        if g.numel() <= 1 << 22:
+            out[name] = g.cpu().numpy()
+        else:
+            gen = torch.Generator(device=g.device).manual_seed(7)
+            proj = torch.randn(4, g.numel(), generator=gen, device=g.device, dtype=g.dtype)
+            out[name] = torch.cat([g.norm().reshape(1), proj @ g]).cpu().numpy()
+    np.savez(path, **out)
+
+
+def compare(a: str, b: str) -> int:
+    import numpy as np
+    x, y = np.load(a), np.load(b)
+    worst = 0.0
+    for name in sorted(y.files):
+        d = float(np.linalg.norm(x[name] - y[name]) / max(np.linalg.norm(y[name]), 1e-300))
+        worst = max(worst, d)
+        print(f"{name}: {d:.3e}")
+    print(f"largest normwise relative difference: {worst:.3e}")
+    return 0
 
 
 def report(data: dict) -> str:
@@ -229,7 +271,11 @@ def main() -> int:
     ap.add_argument("--host-gib", type=int, default=64)
     ap.add_argument("--cache-dir", default=None, help="the disk tier's directory")
     ap.add_argument("--out", help="directory for offload.json and offload.md")
+    ap.add_argument("--digest-dir", help="save each contender's gradient digest here")
+    ap.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two digests")
     args = ap.parse_args()
+    if args.compare:
+        return compare(*args.compare)
     if args.build:
         build(args)
         return 0
