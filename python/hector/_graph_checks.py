@@ -26,7 +26,7 @@ _ID_RANGES = {
     "node_type": "T",
     "edge_src": "N", "edge_dst": "N", "csr_src": "N", "ntype_perm": "N", "compact_src": "N",
     "edge_type": "R", "csr_etype": "R",
-    "csr_eid": "E", "edge_perm": "E",
+    "csr_eid": "E", "edge_perm": "E", "pair_eid": "E",
     "compact_map": "P",
 }
 # Offset tables: start at 0, never decrease, end at the symbol.

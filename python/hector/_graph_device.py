@@ -3,8 +3,9 @@ so that it runs where the graph already is (on a GPU, for the cuda target).
 
 It builds the same arrays as the runtime's host implementation
 (runtime/lib/graph), bit for bit; test_graph_device.py checks that. Sorts are
-stable sorts on combined keys, counts are bincounts, and compact pairs come
-from torch.unique over (edge type, source) keys.
+stable sorts on combined keys, counts are bincounts, compact pairs come
+from torch.unique over (edge type, source) keys, and pair_eid is a stable
+sort of compact_map.
 """
 
 from __future__ import annotations
@@ -41,10 +42,12 @@ def _offsets(torch, types, count):
 
 def device_bytes(n: int, e: int, t: int, r: int) -> int:
     """A lower bound of the memory preprocess_on_device needs at its peak:
-    six int64 arrays per edge and two per node; per edge type, the int64
-    offsets of one table while the other's are counted (bincount, cumsum)
-    and then converted (24 bytes per type); per node type 16."""
-    return 48 * e + 16 * n + 24 * (r + 1) + 16 * (t + 1)
+    seven int64 arrays per edge (edge_perm, edge_src, edge_dst, edge_type,
+    csr_eid, compact_map and pair_eid live at once) and two per node; per
+    edge type, the int64 offsets of one table while the other's are counted
+    (bincount, cumsum) and then converted (24 bytes per type); per node type
+    16."""
+    return 56 * e + 16 * n + 24 * (r + 1) + 16 * (t + 1)
 
 
 def preprocess_on_device(node_type, src, dst, etype, num_node_types, num_edge_types, device):
@@ -94,6 +97,8 @@ def preprocess_on_device(node_type, src, dst, etype, num_node_types, num_edge_ty
     pair_keys, compact_map = torch.unique(edge_type * n + edge_src, sorted=True,
                                           return_inverse=True)
     pair_type = pair_keys // max(n, 1)
+    # Canonical edge ids grouped by pair; within a pair in canonical order.
+    pair_eid = torch.sort(compact_map, stable=True).indices
     arrays = {
         "node_type": node_type,
         "edge_src": edge_src, "edge_dst": edge_dst, "edge_type": edge_type,
@@ -107,6 +112,7 @@ def preprocess_on_device(node_type, src, dst, etype, num_node_types, num_edge_ty
         "compact_offsets": _offsets(torch, pair_type, r),
         "compact_map": compact_map,
         "edge_perm": edge_perm,
+        "pair_eid": pair_eid,
     }
     arrays = {name: a if a.dtype == torch.float32 else a.to(torch.int32).contiguous()
               for name, a in arrays.items()}

@@ -5,8 +5,9 @@
     pre.edge_src, pre.csr_row_ptr, pre.compact_map, ...  # the table of docs/compilation.md
     pre.to_canonical(edge_feat)                          # user edge order -> canonical
 
-The arrays are the table "Graph preprocessing" of docs/compilation.md plus
-`edge_perm` (canonical edge id -> the caller's edge index). All are int32
+The arrays are the table "Graph preprocessing" of docs/compilation.md, among
+them `edge_perm` (canonical edge id -> the caller's edge index) and
+`pair_eid` (canonical edge ids grouped by compact pair). All are int32
 except `edge_norm` (float32); they are read-only copies owned by Python.
 Bad input raises GraphInputError (a ValueError) with the runtime's message; a
 graph whose arrays would not fit in the memory available raises MemoryError
@@ -25,7 +26,7 @@ import numpy as np
 from . import _memory, _runtime
 from ._graph_device import preprocess_on_device
 
-# Table order (hector_graph_array_id in graph.h), then edge_perm.
+# Table order (hector_graph_array_id in graph.h).
 ARRAY_NAMES = (
     "node_type",
     "edge_src",
@@ -43,6 +44,7 @@ ARRAY_NAMES = (
     "compact_offsets",
     "compact_map",
     "edge_perm",
+    "pair_eid",
 )
 
 _INT32, _FLOAT32 = 0, 1  # HECTOR_GRAPH_INT32 / HECTOR_GRAPH_FLOAT32
@@ -104,6 +106,7 @@ class Preprocessed:
     compact_offsets: np.ndarray
     compact_map: np.ndarray
     edge_perm: np.ndarray
+    pair_eid: np.ndarray
 
     def arrays(self) -> Dict[str, np.ndarray]:
         """Every array by its table name, in table order."""
@@ -221,11 +224,13 @@ def host_bytes(n: int, e: int, t: int, r: int) -> int:
     nodes, E edges, T node types and R edge types: the runtime's peak (as
     runtime/lib/graph/preprocess.cpp counts it) plus the copies of its
     outputs that preprocess() returns."""
-    outputs = 4 * (9 * e + 3 * n + 2 * r + t + 4)  # the 16 arrays of the table
-    # The runtime's peak: all its outputs (+ a rank array of N), or, while it
-    # sorts the edges, two 16-byte records per edge, the CSR arrays and two
-    # R-sized arrays (etype_offsets and the next free slot of each type).
-    runtime = max(outputs + 4 * n, 4 * (2 * r + 1) + 44 * e + 4 * (3 * n + t + 2))
+    # The table's arrays but compact_src (P <= E is not known yet).
+    outputs = 4 * (10 * e + 3 * n + 2 * r + t + 4)
+    # The runtime's peak: all its outputs (+ the two N-sized arrays that build
+    # compact_map and pair_eid), or, while it sorts the edges, two 16-byte
+    # records per edge, the CSR arrays and two R-sized arrays (etype_offsets
+    # and the next free slot of each type).
+    runtime = max(outputs + 8 * n, 4 * (2 * r + 1) + 44 * e + 4 * (3 * n + t + 2))
     return runtime + outputs
 
 

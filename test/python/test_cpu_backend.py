@@ -362,10 +362,11 @@ def _shuffle_within_types(values, rng):
     for name in ("edge_src", "edge_dst", "edge_type", "edge_norm", "compact_map", "edge_perm"):
         if name in values:
             shuffled[name] = np.ascontiguousarray(values[name][order])
-    if "csr_eid" in values:
-        position = np.empty_like(order)
-        position[order] = np.arange(order.shape[0])
-        shuffled["csr_eid"] = position[values["csr_eid"]].astype(values["csr_eid"].dtype)
+    position = np.empty_like(order)
+    position[order] = np.arange(order.shape[0])
+    for name in ("csr_eid", "pair_eid"):
+        if name in values:
+            shuffled[name] = position[values[name]].astype(values[name].dtype)
     return shuffled
 
 

@@ -11,6 +11,7 @@ training entries, and through hector.autograd.run.
 from __future__ import annotations
 
 import dataclasses
+import types
 
 import numpy as np
 import pytest
@@ -170,10 +171,16 @@ def _c_check(lib, name, array, sizes):
     return status, lib.hector_last_error().decode()
 
 
+def _python_check(name, array, sizes):
+    """check_graph_indices on one array, as an entry taking it would call it."""
+    argument = types.SimpleNamespace(role="graph", name=name)
+    _graph_checks.check_graph_indices("entry", [(argument, array)], sizes)
+
+
 def test_c_abi_check_agrees_with_the_python_check():
     """Every array of a preprocessed graph passes; each corruption the Python
     check refuses, the C check refuses too, with INDEX_OUT_OF_RANGE naming
-    the array."""
+    the array. Every array but edge_norm has a rule in both."""
     from hector import _runtime, graph as g
     lib = g._lib()
     graph = random_graph(np.random.default_rng(8))
@@ -181,8 +188,11 @@ def test_c_abi_check_agrees_with_the_python_check():
                             graph["num_node_types"], graph["num_edge_types"])
     arrays = {k: np.array(v) for k, v in pre.arrays().items()}
     sizes = {"N": pre.N, "E": pre.E, "R": pre.R, "T": pre.T, "P": pre.P}
+    assert set(arrays) == set(_graph_checks._ID_RANGES) | set(_graph_checks._OFFSETS) | \
+        {"edge_norm"}
     for name, array in arrays.items():
         assert _c_check(lib, name, array, sizes) == (_runtime.OK, ""), name
+        _python_check(name, array, sizes)
     corrupted = 0
     for name, array in arrays.items():
         if name in _graph_checks._ID_RANGES:
@@ -190,6 +200,8 @@ def test_c_abi_check_agrees_with_the_python_check():
             for value in (2**30, bound, -7):
                 bad = array.copy()
                 bad[len(bad) // 2] = value
+                with pytest.raises(ValueError, match=f"'{name}' holds {value}"):
+                    _python_check(name, bad, sizes)
                 status, message = _c_check(lib, name, bad, sizes)
                 assert status == _runtime.INDEX_OUT_OF_RANGE, (name, value)
                 assert f"'{name}' holds {value} at index {len(bad) // 2}" in message
@@ -201,6 +213,8 @@ def test_c_abi_check_agrees_with_the_python_check():
                 if len(bad) <= max(position, 0):
                     continue
                 bad[position] = value
+                with pytest.raises(ValueError, match=f"'{name}'"):
+                    _python_check(name, bad, sizes)
                 status, message = _c_check(lib, name, bad, sizes)
                 assert status == _runtime.INDEX_OUT_OF_RANGE, (name, position, value)
                 assert f"'{name}'" in message and words in message

@@ -44,6 +44,7 @@ def test_device_preprocessing_of_int32_tensors():
     host = hgraph.preprocess(*(t.numpy() for t in tensors))
     device = hgraph.preprocess(*tensors, device="cpu")
     np.testing.assert_array_equal(device.compact_map.numpy(), host.compact_map)
+    np.testing.assert_array_equal(device.pair_eid.numpy(), host.pair_eid)
     features = torch.arange(host.E * 2, dtype=torch.float32).reshape(host.E, 2)
     np.testing.assert_array_equal(device.to_canonical(features).numpy(),
                                   host.to_canonical(features.numpy()))

@@ -46,6 +46,8 @@ def reference(node_type, src, dst, etype, T, R):
     out["compact_offsets"] = np.concatenate(
         [[0], np.cumsum(np.bincount(pairs // max(N, 1), minlength=R))])
     out["compact_map"] = pair_of_input.reshape(-1)[perm]
+    # Canonical edge ids grouped by pair, canonical order inside a pair.
+    out["pair_eid"] = np.argsort(out["compact_map"], kind="stable")
     sizes = dict(N=N, E=E, T=T, R=R, P=len(pairs))
     return sizes, out
 
@@ -63,6 +65,13 @@ def check(node_type, src, dst, etype, T=None, R=None):
         np.testing.assert_array_equal(got, ref[name].astype(want_dtype), err_msg=name)
     # The properties generated code relies on, stated once more directly.
     np.testing.assert_array_equal(pre.compact_src[pre.compact_map], pre.edge_src)
+    # pair_eid: a permutation of the edges whose runs are the pairs, each run
+    # in canonical order, and which keeps every edge type's canonical range.
+    np.testing.assert_array_equal(np.sort(pre.pair_eid), np.arange(pre.E))
+    pair = pre.compact_map[pre.pair_eid]
+    assert np.all(np.diff(pair) >= 0)
+    assert np.all(np.diff(pre.pair_eid)[np.diff(pair) == 0] > 0)
+    np.testing.assert_array_equal(pre.edge_type[pre.pair_eid], pre.edge_type)
     assert pre.etype_offsets[-1] == pre.csr_row_ptr[-1] == pre.E
     assert pre.compact_offsets[-1] == pre.P
     np.testing.assert_array_equal(pre.to_canonical(np.asarray(src)), pre.edge_src)
@@ -151,9 +160,22 @@ def test_self_loops_and_duplicates_keep_input_order():
     assert pre.P == 3
 
 
+def test_pair_eid_groups_the_edges_of_a_pair():
+    # Type 0: sources 0 and 1 both reach nodes 1 and 2, so in canonical order
+    # (by destination) their two pairs alternate; type 1: sources 0 and 2,
+    # whose edges are grouped already.
+    src = [2, 1, 0, 1, 2, 0, 0]
+    dst = [1, 2, 2, 1, 0, 1, 0]
+    etype = [1, 0, 0, 0, 1, 0, 1]
+    pre = check([0, 0, 0], src, dst, etype)
+    np.testing.assert_array_equal(pre.edge_src, [0, 1, 0, 1, 0, 2, 2])
+    np.testing.assert_array_equal(pre.compact_map, [0, 1, 0, 1, 2, 3, 3])
+    np.testing.assert_array_equal(pre.pair_eid, [0, 2, 1, 3, 4, 5, 6])
+
+
 def test_tiny_graphs():
     pre = check([0], [], [], [], 1, 3)                       # N = 1, E = 0
-    assert (pre.E, pre.P) == (0, 0)
+    assert (pre.E, pre.P, pre.pair_eid.size) == (0, 0, 0)
     np.testing.assert_array_equal(pre.etype_offsets, [0, 0, 0, 0])
     np.testing.assert_array_equal(pre.csr_row_ptr, [0, 0])
     check([0], [0], [0], [0])                                # one self-loop
@@ -274,9 +296,11 @@ def test_c_api_argument_errors(lib):
     assert lib.hector_graph_build(ctypes.byref(gin), ctypes.byref(out)) == _runtime.OK
     try:
         data, length, dtype = ctypes.c_void_p(), ctypes.c_int64(), ctypes.c_int32()
-        assert lib.hector_graph_array(out, 16, ctypes.byref(data), ctypes.byref(length),
+        count = len(graph.ARRAY_NAMES)
+        assert lib.hector_graph_array(out, count, ctypes.byref(data), ctypes.byref(length),
                                       ctypes.byref(dtype)) == _runtime.INVALID_ARGUMENT
-        assert "unknown array id 16 (valid: 0 .. 15)" in lib.hector_last_error().decode()
+        assert f"unknown array id {count} (valid: 0 .. {count - 1})" in \
+            lib.hector_last_error().decode()
         assert lib.hector_graph_array(out, -1, ctypes.byref(data), ctypes.byref(length),
                                       None) == _runtime.INVALID_ARGUMENT
         assert lib.hector_graph_array(out, 4, None, ctypes.byref(length), None) == _runtime.INVALID_ARGUMENT
@@ -292,6 +316,8 @@ def test_c_api_argument_errors(lib):
 
 
 def test_array_names(lib):
+    # Ids are ABI: a new array is appended, the others keep theirs.
+    assert graph.ARRAY_NAMES.index("edge_perm") == 15 and graph.ARRAY_NAMES[-1] == "pair_eid"
     for i, name in enumerate(graph.ARRAY_NAMES):
         assert lib.hector_graph_array_name(i).decode() == name
         idx = ctypes.c_int(-5)

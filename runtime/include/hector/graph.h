@@ -4,9 +4,10 @@
  * "Graph preprocessing" of docs/compilation.md): the canonical edge order
  * (sorted by edge type, destination, source; stable), per-type offsets, the
  * per-relation in-degree norm, CSR by destination, nodes grouped by type,
- * and the compact (source, edge type) pairs with the edge -> pair map. It
- * also keeps edge_perm, canonical edge id -> the caller's edge index, so that
- * edge-wise user data can be permuted into canonical order.
+ * the compact (source, edge type) pairs with the edge -> pair map, and
+ * pair_eid, the canonical edge ids grouped by pair. It also keeps edge_perm,
+ * canonical edge id -> the caller's edge index, so that edge-wise user data
+ * can be permuted into canonical order.
  *
  * Plain C, same conventions as runtime.h: every function returns a
  * hector_status (0 = success) and, on failure, hector_last_error() holds a
@@ -49,8 +50,9 @@ typedef struct hector_graph_input {
   int64_t num_edge_types;       /* R */
 } hector_graph_input;
 
-/* The built arrays, in the order of the table in docs/compilation.md, then
- * edge_perm. All are int32 except edge_norm (float32). */
+/* The built arrays, in the order of the table in docs/compilation.md (ids
+ * are stable: a new array is appended). All are int32 except edge_norm
+ * (float32). */
 typedef enum hector_graph_array_id {
   HECTOR_GRAPH_NODE_TYPE = 0,     /* [N]   tau(v) */
   HECTOR_GRAPH_EDGE_SRC = 1,      /* [E]   canonical order */
@@ -68,7 +70,8 @@ typedef enum hector_graph_array_id {
   HECTOR_GRAPH_COMPACT_OFFSETS = 13, /* [R+1] */
   HECTOR_GRAPH_COMPACT_MAP = 14,  /* [E]   canonical edge id -> pair id */
   HECTOR_GRAPH_EDGE_PERM = 15,    /* [E]   canonical edge id -> input edge index */
-  HECTOR_GRAPH_NUM_ARRAYS = 16
+  HECTOR_GRAPH_PAIR_EID = 16,     /* [E]   canonical edge ids sorted by pair id, stable */
+  HECTOR_GRAPH_NUM_ARRAYS = 17
 } hector_graph_array_id;
 
 /* Element types reported by hector_graph_array. */

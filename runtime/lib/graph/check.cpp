@@ -32,6 +32,7 @@ const ArrayRule kRules[HECTOR_GRAPH_NUM_ARRAYS] = {
     {Rule::Ids, 'N'},     /* ntype_perm */      {Rule::Offsets, 'N'}, /* ntype_offsets */
     {Rule::Ids, 'N'},     /* compact_src */     {Rule::Offsets, 'P'}, /* compact_offsets */
     {Rule::Ids, 'P'},     /* compact_map */     {Rule::Ids, 'E'},     /* edge_perm */
+    {Rule::Ids, 'E'},     /* pair_eid */
 };
 
 int64_t size_of(const hector_graph_sizes& s, char symbol) {

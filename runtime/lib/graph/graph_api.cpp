@@ -15,7 +15,7 @@ const char* const kArrayNames[HECTOR_GRAPH_NUM_ARRAYS] = {
     "node_type",     "edge_src",    "edge_dst",        "edge_type",   "etype_offsets",
     "edge_norm",     "csr_row_ptr", "csr_src",         "csr_eid",     "csr_etype",
     "ntype_perm",    "ntype_offsets", "compact_src",   "compact_offsets", "compact_map",
-    "edge_perm"};
+    "edge_perm",     "pair_eid"};
 
 }  // namespace
 

@@ -10,14 +10,17 @@
 //      canonical id of each CSR slot is the running count of its edge type
 //   4. canonical order, one edge type at a time: the type's sources marked in
 //      a bitmap and read back in order are its compact pairs (radix sort of
-//      keys etype * N + src instead when R * N / 64 would outweigh E)
+//      keys etype * N + src instead when R * N / 64 would outweigh E); then
+//      compact_map, and pair_eid by a counting sort of the type's edges by
+//      pair id
 //
 // Records carry their keys and payload, so each pass reads sequentially and
-// writes into at most 2^kMaxDigitBits buckets, and every output array is
-// written sequentially in its own order. Nothing is gathered or scattered at
-// random over an E-sized array (on a 21 M-edge graph one such pass costs about
-// as much as a whole radix sort); random accesses go only to N-, R- or
-// N/64-sized arrays.
+// writes into at most 2^kMaxDigitBits buckets, and every output array but
+// pair_eid is written sequentially in its own order. Nothing else is gathered
+// or scattered at random over an E-sized array (on a 21 M-edge graph one such
+// pass costs about as much as a whole radix sort); random accesses go only to
+// N-, R- or N/64-sized arrays. pair_eid is the one scatter: each edge type's
+// edges, sorted by destination, regrouped by source within the type's range.
 //
 // Every step is stable and the first starts from the input order, so ties
 // (duplicate edges) keep their input order, as the contract asks. CSR slots
@@ -317,12 +320,13 @@ void pairs_by_bitmap(const Buffer<int32_t>& edge_src, const Buffer<int32_t>& ety
 // ends the process. python/hector/_memory.py checks the same way first.
 
 // Host memory the build needs at its peak, at least: all its outputs (+ the
-// rank array of step 4), or, in step 3, the edge records and their scratch
-// (16 bytes each), the CSR arrays, the node arrays and two R-sized arrays
-// (etype_offsets and each type's next slot). hector.graph.host_bytes mirrors it.
+// rank and next arrays of step 4), or, in step 3, the edge records and their
+// scratch (16 bytes each), the CSR arrays, the node arrays and two R-sized
+// arrays (etype_offsets and each type's next slot). compact_src (P <= E) is
+// not counted. hector.graph.host_bytes mirrors it.
 uint64_t peak_bytes(uint64_t n, uint64_t e, uint64_t t, uint64_t r) {
-  const uint64_t outputs = 4 * (9 * e + 3 * n + 2 * r + t + 4);
-  return std::max(outputs + 4 * n, 4 * (2 * r + 1) + 44 * e + 4 * (3 * n + t + 2));
+  const uint64_t outputs = 4 * (10 * e + 3 * n + 2 * r + t + 4);
+  return std::max(outputs + 8 * n, 4 * (2 * r + 1) + 44 * e + 4 * (3 * n + t + 2));
 }
 
 constexpr uint64_t kSmallRequest = uint64_t(64) << 20;  // below: no lookups
@@ -547,9 +551,13 @@ int build(const hector_graph_input& in, hector_graph& g) {
     begin = end;
   }
 
-  // 4. Compact pairs, then compact_map one edge type at a time: rank[s] is
-  // the pair id of (s, type). Only entries set for this type are read (every
-  // source of a type's edges has a pair of that type), so rank needs no reset.
+  // 4. Compact pairs, then compact_map and pair_eid one edge type at a time.
+  // rank[s] is the pair id of (s, type). Only entries set for this type are
+  // read (every source of a type's edges has a pair of that type), so rank
+  // needs no reset. pair_eid is a counting sort of the type's edges by pair
+  // id: the type's pairs hold exactly its edges, so their slots are the
+  // type's canonical range, and next[p - first pair] counts a pair's edges,
+  // then holds its next free slot.
   const double bitmap_words = static_cast<double>(r) * (static_cast<double>(n) / 64 + 1);
   if (bitmap_words <= 4.0 * static_cast<double>(ne) + 4096)
     pairs_by_bitmap(edge_src, etype_offsets, n, r, g);
@@ -561,13 +569,32 @@ int build(const hector_graph_input& in, hector_graph& g) {
     const Buffer<int32_t>& compact_src = a[HECTOR_GRAPH_COMPACT_SRC];
     const Buffer<int32_t>& compact_offsets = a[HECTOR_GRAPH_COMPACT_OFFSETS];
     Buffer<int32_t>& compact_map = a[HECTOR_GRAPH_COMPACT_MAP];
+    Buffer<int32_t>& pair_eid = a[HECTOR_GRAPH_PAIR_EID];
     compact_map.allocate(ne);
-    Buffer<int32_t> rank(nn);
+    pair_eid.allocate(ne);
+    Buffer<int32_t> rank(nn), next(nn);  // a type has at most N pairs
     for (size_t k = 0; k < static_cast<size_t>(r); ++k) {
-      for (int32_t p = compact_offsets[k]; p < compact_offsets[k + 1]; ++p)
+      const int32_t first = compact_offsets[k], last = compact_offsets[k + 1];
+      const int32_t begin = etype_offsets[k], end = etype_offsets[k + 1];
+      for (int32_t p = first; p < last; ++p) {
         rank[static_cast<size_t>(compact_src[static_cast<size_t>(p)])] = p;
-      for (int32_t c = etype_offsets[k]; c < etype_offsets[k + 1]; ++c)
-        compact_map[static_cast<size_t>(c)] = rank[static_cast<size_t>(edge_src[static_cast<size_t>(c)])];
+        next[static_cast<size_t>(p - first)] = 0;
+      }
+      for (int32_t c = begin; c < end; ++c) {
+        const int32_t p = rank[static_cast<size_t>(edge_src[static_cast<size_t>(c)])];
+        compact_map[static_cast<size_t>(c)] = p;
+        ++next[static_cast<size_t>(p - first)];
+      }
+      int32_t slot = begin;
+      for (int32_t p = first; p < last; ++p) {
+        const int32_t count = next[static_cast<size_t>(p - first)];
+        next[static_cast<size_t>(p - first)] = slot;
+        slot += count;
+      }
+      for (int32_t c = begin; c < end; ++c) {
+        int32_t& to = next[static_cast<size_t>(compact_map[static_cast<size_t>(c)] - first)];
+        pair_eid[static_cast<size_t>(to++)] = c;
+      }
     }
   }
   return HECTOR_OK;
