@@ -38,6 +38,12 @@
 //     scf.parallel (%t) = (0) to (rows of the per-type buffer) {
 //       scf.for %edge = lower_bound(t) to lower_bound(t + 1) { body } }
 //
+// A traversal in pair order (`pairs`, slots grouped by (source, edge type)
+// pair through pair_eid) whose accumulates go into pair rows runs one
+// iteration per block of pairs, over the slots whose pair lies in the block
+// (binary searches on compact_map[pair_eid[k]]): each pair row then has one
+// writer. Its order is checked the same way.
+//
 //===----------------------------------------------------------------------===//
 
 #include "hector/Target/Passes.h"
@@ -75,6 +81,8 @@ namespace {
 constexpr int64_t kMaxBlocks = 1024;
 /// Nodes per destination block (at least).
 constexpr int64_t kMinBlockNodes = 64;
+/// Pairs per pair block (at least).
+constexpr int64_t kMinBlockPairs = 64;
 
 Value rootBuffer(Value memref) {
   while (auto view = memref.getDefiningOp<ViewLikeOpInterface>())
@@ -232,8 +240,9 @@ public:
 
   StringRef getArgument() const override { return "hector-cpu-traversal"; }
   StringRef getDescription() const override {
-    return "Partition COO edge traversals by destination so that "
-           "accumulates into destination rows need no atomics";
+    return "Partition COO edge traversals by destination (and pair-order "
+           "ones by pair) so that accumulates into those rows need no "
+           "atomics";
   }
   void getDependentDialects(DialectRegistry &registry) const override {
     registry.insert<arith::ArithDialect, memref::MemRefDialect,
@@ -247,8 +256,17 @@ private:
   /// of arrays where an earlier check dominates.
   Value sortedFlag(OpBuilder &b, Location loc, Value etype, Value dst,
                    Operation *at, DominanceInfo &dominance);
+  /// i1: is compact_map[pair_eid[k]] non-decreasing in k? Cached likewise.
+  Value pairSortedFlag(OpBuilder &b, Location loc, Value pairEid, Value map,
+                       Operation *at, DominanceInfo &dominance);
+  /// i1: no k in [0, length - 1) is `descending(k, k + 1)`; cached under
+  /// (x, y) where an earlier check dominates `at`.
+  Value orderFlag(OpBuilder &b, Location loc, Value x, Value y, Value length,
+                  Operation *at, DominanceInfo &dominance,
+                  function_ref<Value(OpBuilder &, Value, Value)> descending);
   void lowerPartitioned(RewriterBase &rewriter, TraversalOp op,
                         AccessScheme partition);
+  void lowerPairBlocks(RewriterBase &rewriter, TraversalOp op);
 
   std::map<std::pair<void *, void *>, SmallVector<Value, 1>> flags;
 };
@@ -256,32 +274,54 @@ private:
 Value CPUTraversalPass::sortedFlag(OpBuilder &b, Location loc, Value etype,
                                    Value dst, Operation *at,
                                    DominanceInfo &dominance) {
-  auto key = std::make_pair(etype.getAsOpaquePointer(),
-                            dst.getAsOpaquePointer());
+  return orderFlag(
+      b, loc, etype, dst, dimOf(b, loc, dst, 0), at, dominance,
+      [&](OpBuilder &b, Value e, Value next) {
+        return lexLess(b, loc, loadIndex(b, loc, etype, next),
+                       loadIndex(b, loc, dst, next),
+                       loadIndex(b, loc, etype, e), loadIndex(b, loc, dst, e));
+      });
+}
+
+Value CPUTraversalPass::pairSortedFlag(OpBuilder &b, Location loc,
+                                       Value pairEid, Value map, Operation *at,
+                                       DominanceInfo &dominance) {
+  auto pairOf = [&](OpBuilder &b, Value k) {
+    return loadIndex(b, loc, map, loadIndex(b, loc, pairEid, k));
+  };
+  return orderFlag(b, loc, pairEid, map, dimOf(b, loc, pairEid, 0), at,
+                   dominance, [&](OpBuilder &b, Value k, Value next) {
+                     return arith::CmpIOp::create(b, loc,
+                                                  arith::CmpIPredicate::slt,
+                                                  pairOf(b, next), pairOf(b, k));
+                   });
+}
+
+Value CPUTraversalPass::orderFlag(
+    OpBuilder &b, Location loc, Value x, Value y, Value length, Operation *at,
+    DominanceInfo &dominance,
+    function_ref<Value(OpBuilder &, Value, Value)> descending) {
+  auto key = std::make_pair(x.getAsOpaquePointer(), y.getAsOpaquePointer());
   for (Value flag : flags[key])
     if (dominance.properlyDominates(flag, at))
       return flag;
-  // flag = 1; every e with (etype, dst)[e] > (etype, dst)[e + 1] clears it
-  // (an atomic store: several iterations may).
+  // flag = 1; every e with a descent from e to e + 1 clears it (an atomic
+  // store: several iterations may).
   auto i32 = b.getI32Type();
   Value cell = memref::AllocaOp::create(b, loc, MemRefType::get({}, i32));
   memref::StoreOp::create(b, loc, arith::ConstantIntOp::create(b, loc, i32, 1),
                           cell, ValueRange{});
   Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
-  Value pairs = arith::MaxSIOp::create(
-      b, loc, arith::SubIOp::create(b, loc, dimOf(b, loc, dst, 0), c1), c0);
+  Value steps = arith::MaxSIOp::create(
+      b, loc, arith::SubIOp::create(b, loc, length, c1), c0);
   auto loop = scf::ParallelOp::create(b, loc, ValueRange{c0},
-                                      ValueRange{pairs}, ValueRange{c1});
+                                      ValueRange{steps}, ValueRange{c1});
   {
     OpBuilder::InsertionGuard guard(b);
     b.setInsertionPointToStart(loop.getBody());
     Value e = loop.getInductionVars()[0];
     Value next = arith::AddIOp::create(b, loc, e, c1);
-    Value descending =
-        lexLess(b, loc, loadIndex(b, loc, etype, next),
-                loadIndex(b, loc, dst, next), loadIndex(b, loc, etype, e),
-                loadIndex(b, loc, dst, e));
-    auto ifOp = scf::IfOp::create(b, loc, descending, false);
+    auto ifOp = scf::IfOp::create(b, loc, descending(b, e, next), false);
     b.setInsertionPointToStart(ifOp.thenBlock());
     memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::assign,
                                 arith::ConstantIntOp::create(b, loc, i32, 0),
@@ -418,12 +458,72 @@ void CPUTraversalPass::lowerPartitioned(RewriterBase &rewriter, TraversalOp op,
   rewriter.eraseOp(op);
 }
 
+void CPUTraversalPass::lowerPairBlocks(RewriterBase &rewriter,
+                                       TraversalOp op) {
+  Location loc = op.getLoc();
+  OperandRange adjacency = op.getAdjacency();
+  Value pairEid = adjacency[3], map = op.getCompactMap();
+  SmallVector<std::pair<AccumulateOp, bool>> accumulates;
+  Value partitioned;
+  op.getBody().walk([&](AccumulateOp acc) {
+    bool local = isLocal(op, acc, AccessScheme::Compact);
+    accumulates.push_back({acc, local});
+    if (local && !partitioned)
+      partitioned = acc.getDest();
+  });
+  for (auto [acc, local] : accumulates)
+    lowerAccumulate(rewriter, acc, local);
+
+  // Blocks of S = max(64, ceil(P / 1024)) pairs; block b runs the slots
+  // whose pair lies in [b*S, b*S + S).
+  OpBuilder &b = rewriter;
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
+  Value slots = dimOf(b, loc, pairEid, 0);
+  Value pairs = dimOf(b, loc, partitioned, 0);
+  Value size = arith::MaxSIOp::create(
+      b, loc,
+      arith::CeilDivSIOp::create(b, loc, pairs,
+                                 constIndex(b, loc, kMaxBlocks)),
+      constIndex(b, loc, kMinBlockPairs));
+  Value blocks = arith::CeilDivSIOp::create(b, loc, pairs, size);
+  auto loop = scf::ParallelOp::create(b, loc, ValueRange{c0},
+                                      ValueRange{blocks}, ValueRange{c1});
+  b.setInsertionPointToStart(loop.getBody());
+  Value first = arith::MulIOp::create(b, loc, loop.getInductionVars()[0], size);
+  Value last = arith::AddIOp::create(b, loc, first, size);
+  auto before = [&](Value bound) {
+    return [&, bound](OpBuilder &b, Value k) {
+      Value pair = loadIndex(b, loc, map, loadIndex(b, loc, pairEid, k));
+      return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, pair,
+                                   bound);
+    };
+  };
+  Value begin = lowerBound(b, loc, c0, slots, before(first));
+  Value end = lowerBound(b, loc, begin, slots, before(last));
+  auto body = scf::ForOp::create(b, loc, begin, end, c1);
+  b.setInsertionPoint(body.getBody()->getTerminator());
+  inlineEdge(rewriter, op, loc,
+             loadIndex(b, loc, pairEid, body.getInductionVar()));
+  rewriter.eraseOp(op);
+}
+
+/// True when some accumulate of a pair-order traversal goes only into pair
+/// rows, so that blocks of pairs make it local.
+bool gainsFromPairBlocks(TraversalOp op) {
+  bool gains = false;
+  op.getBody().walk([&](AccumulateOp acc) {
+    gains |= isLocal(op, acc, AccessScheme::Compact);
+  });
+  return gains;
+}
+
 void CPUTraversalPass::runOnOperation() {
   ModuleOp module = getOperation();
   SmallVector<std::pair<TraversalOp, AccessScheme>> candidates;
   module.walk([&](TraversalOp op) {
+    htmpl::Adjacency format = op.getAdjacencyFormat();
     if (op.getDomain() != htmpl::Domain::Edges ||
-        op.getAdjacencyFormat() != htmpl::Adjacency::COO)
+        (format != htmpl::Adjacency::COO && format != htmpl::Adjacency::Pairs))
       return;
     // Nested instances are left to htmpl-to-loops.
     bool nested = op->getParentOfType<TraversalOp>() != nullptr;
@@ -432,6 +532,11 @@ void CPUTraversalPass::runOnOperation() {
     });
     if (nested)
       return;
+    if (format == htmpl::Adjacency::Pairs) {
+      if (gainsFromPairBlocks(op))
+        candidates.push_back({op, AccessScheme::Compact});
+      return;
+    }
     AccessScheme partition = partitionOf(op);
     if (partition != AccessScheme::Edge)
       candidates.push_back({op, partition});
@@ -444,7 +549,11 @@ void CPUTraversalPass::runOnOperation() {
     Location loc = op.getLoc();
     OperandRange adjacency = op.getAdjacency();
     Value sorted =
-        sortedFlag(rewriter, loc, adjacency[2], adjacency[1], op, dominance);
+        partition == AccessScheme::Compact
+            ? pairSortedFlag(rewriter, loc, adjacency[3], op.getCompactMap(),
+                             op, dominance)
+            : sortedFlag(rewriter, loc, adjacency[2], adjacency[1], op,
+                         dominance);
     auto branch = scf::IfOp::create(rewriter, loc, sorted,
                                     /*withElseRegion=*/true);
     // Unsorted: the traversal as it was, for htmpl-to-loops.
@@ -453,7 +562,10 @@ void CPUTraversalPass::runOnOperation() {
     rewriter.setInsertionPoint(branch.thenBlock()->getTerminator());
     auto partitioned = cast<TraversalOp>(rewriter.clone(*op));
     rewriter.eraseOp(op);
-    lowerPartitioned(rewriter, partitioned, partition);
+    if (partition == AccessScheme::Compact)
+      lowerPairBlocks(rewriter, partitioned);
+    else
+      lowerPartitioned(rewriter, partitioned, partition);
   }
 }
 

@@ -261,6 +261,29 @@ func.func @shared_sites_${W}(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: mem
   return
 }
 
+// Pair order: sums[compact(e)] += norm[e] * g[dst[e]] over the slots of
+// pair_eid (warp mapping, buffered pair rows)
+func.func @pair_sums_${W}(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %peid: memref<?xi32>, %map: memref<?xi32>, %norm: memref<?xf32>,
+    %g: memref<?x${W}xf32>, %sums: memref<?x${W}xf32>) attributes {hector.entry} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %cw = arith.constant ${W} : index
+  htmpl.traversal edges pairs(%src, %dst, %ety, %peid : memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      compact_map(%map : memref<?xi32>)
+      ins(%norm : memref<?xf32> as edge, %g : memref<?x${W}xf32> as dst)
+      outs(%sums : memref<?x${W}xf32> as compact) {
+  ^bb0(%e: index, %rn: index, %rg: index, %rs: index):
+    %n = memref.load %norm[%rn] : memref<?xf32>
+    scf.for %f = %c0 to %cw step %c1 {
+      %v = memref.load %g[%rg, %f] : memref<?x${W}xf32>
+      %p = arith.mulf %n, %v : f32
+      htmpl.accumulate add %p, %sums[%rs, %f] : f32, memref<?x${W}xf32>
+    }
+  }
+  return
+}
+
 // In place: m[n] = m[n] / max(row_ptr[n+1] - row_ptr[n], 1)  (warp per node)
 func.func @mean_${W}(%rp: memref<?xi32>, %m: memref<?x${W}xf32>) attributes {hector.entry} {
   %c0 = arith.constant 0 : index
@@ -352,6 +375,25 @@ func.func @expsum_heads(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?
       htmpl.accumulate add %v, %sum[%ro, %h] : f32, memref<?x4xf32>
       htmpl.accumulate max %x, %mx[%rm, %h] : f32, memref<?x4xf32>
     }
+  }
+  return
+}
+
+// Pair order, scalar body: psum[compact(e)] += x[e] * y[etype(e)] (one slot
+// per thread, lanes of one pair reduced across the warp)
+func.func @pair_scalar(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+    %peid: memref<?xi32>, %map: memref<?xi32>, %x: memref<?x1xf32>, %y: memref<?x1xf32>,
+    %psum: memref<?x1xf32>) attributes {hector.entry} {
+  htmpl.traversal edges pairs(%src, %dst, %ety, %peid : memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      compact_map(%map : memref<?xi32>)
+      ins(%x : memref<?x1xf32> as edge, %y : memref<?x1xf32> as etype)
+      outs(%psum : memref<?x1xf32> as compact) {
+  ^bb0(%e: index, %rx: index, %ry: index, %rs: index):
+    %c0 = arith.constant 0 : index
+    %a = memref.load %x[%rx, %c0] : memref<?x1xf32>
+    %b = memref.load %y[%ry, %c0] : memref<?x1xf32>
+    %v = arith.mulf %a, %b : f32
+    htmpl.accumulate add %v, %psum[%rs, %c0] : f32, memref<?x1xf32>
   }
   return
 }
@@ -862,6 +904,63 @@ if __name__ != "__main__":
         ref = (z[cmap].to(F64) * a[ety.long()].to(F64) + x[src.long()].to(F64)
                + b.to(F64))
         close(o, ref)
+
+    def pair_graph(n, e, r, seed, hub_pair_edges=0, order="pairs"):
+        """A canonical graph with its compact map, pair count and pair_eid
+        (edges grouped by pair, as the runtime builds it; "random": any
+        permutation, which must give the same sums, only slower). With
+        `hub_pair_edges`, that many extra edges share one (source, type)
+        pair, so the pair spans many lane groups' chunks."""
+        g = torch.Generator().manual_seed(seed)
+        src = torch.randint(0, max(n, 1), (e + hub_pair_edges,), generator=g)
+        dst = torch.randint(0, max(n, 1), (e + hub_pair_edges,), generator=g)
+        ety = torch.randint(0, max(r, 1), (e + hub_pair_edges,), generator=g)
+        src[e:], ety[e:] = 0, 0
+        key = (ety * max(n, 1) + dst) * max(n, 1) + src
+        perm = torch.argsort(key)
+        src, dst, ety = src[perm], dst[perm], ety[perm]
+        _, cmap = torch.unique(ety * max(n, 1) + src, return_inverse=True)
+        pairs = int(cmap.max()) + 1 if len(cmap) else 0
+        if order == "pairs":
+            peid = torch.argsort(cmap, stable=True)
+        else:
+            peid = torch.randperm(len(cmap), generator=g)
+        return [t.int().to(DEV) for t in (src, dst, ety, cmap, peid)] + [pairs]
+
+    PAIR_GRAPHS = [
+        # (n, e, r, hub_pair_edges, order)
+        (1, 0, 1, 0, "pairs"), (1, 1, 1, 0, "pairs"), (50, 333, 4, 0, "pairs"),
+        (50, 333, 4, 0, "random"), (3000, 40_000, 7, 0, "pairs"),
+        (2000, 30_000, 7, 100_000, "pairs"), (2000, 30_000, 7, 100_000, "random"),
+    ]
+
+    @pytest.mark.parametrize("w", WIDTHS)
+    @pytest.mark.parametrize("n,e,r,hub_pair_edges,order", PAIR_GRAPHS)
+    def test_pair_order_sums(lib, w, n, e, r, hub_pair_edges, order):
+        src, dst, ety, cmap, peid, pairs = pair_graph(n, e, r, seed=w + 5,
+                                                      hub_pair_edges=hub_pair_edges,
+                                                      order=order)
+        edges = len(src)
+        norm, g = rand(edges, seed=60), rand(n, w, seed=61)
+        base = rand(max(pairs, 1), w, seed=62)
+        sums = base.clone()
+        lib[f"pair_sums_{w}"](src, dst, ety, peid, cmap, norm, g, sums)
+        terms = norm.to(F64)[:, None] * g.to(F64)[dst.long()]
+        ref = base.to(F64).index_add(0, cmap.long(), terms)
+        close(sums, ref, **(HUB_TOL if hub_pair_edges else {}))
+
+    @pytest.mark.parametrize("n,e,r,hub_pair_edges,order", PAIR_GRAPHS)
+    def test_pair_order_scalar_sums(lib, n, e, r, hub_pair_edges, order):
+        src, dst, ety, cmap, peid, pairs = pair_graph(n, e, r, seed=63,
+                                                      hub_pair_edges=hub_pair_edges,
+                                                      order=order)
+        edges = len(src)
+        x, y = rand(edges, 1, seed=64), rand(r, 1, seed=65)
+        psum = torch.zeros(max(pairs, 1), 1, device=DEV)
+        lib["pair_scalar"](src, dst, ety, peid, cmap, x, y, psum)
+        ref = torch.zeros(max(pairs, 1), 1, dtype=F64, device=DEV).index_add(
+            0, cmap.long(), x.to(F64) * y.to(F64)[ety.long()])
+        close(psum, ref, **(HUB_TOL if hub_pair_edges else {}))
 
     @pytest.mark.parametrize("w", WIDTHS)
     @pytest.mark.parametrize("n", [0, 1, 37, 20_000])

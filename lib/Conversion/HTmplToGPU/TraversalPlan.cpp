@@ -325,6 +325,21 @@ bool planStoresFromLoops(ArrayRef<const Access *> stores, TraversalPlan &plan,
   return true;
 }
 
+/// The rows that repeat on consecutive edges of an adjacency, whose
+/// accumulations a lane group can gather before its atomics: in COO and CSR
+/// order the destination (edges sorted by (type, destination)) and the edge
+/// type; in pair order the (source, edge type) pair and the edge type
+/// (pairs are sorted by (type, source)).
+ArrayRef<AccessScheme> receivingSchemes(Adjacency format) {
+  static const AccessScheme byDestination[] = {AccessScheme::Dst,
+                                               AccessScheme::EdgeType};
+  static const AccessScheme byPair[] = {AccessScheme::Compact,
+                                        AccessScheme::EdgeType};
+  if (format == Adjacency::Pairs)
+    return byPair;
+  return byDestination;
+}
+
 } // namespace
 
 FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op,
@@ -432,8 +447,8 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op,
   if (op.getDomain() != Domain::Edges)
     return plan;
 
-  // Accumulations into the receiving row (dst or etype, one for the whole
-  // traversal): gathered per warp (warp mode) or reduced across the warp
+  // Accumulations into the receiving row (one scheme for the whole
+  // traversal: see receivingSchemes): gathered per warp (warp mode) or reduced across the warp
   // (thread mode). A destination qualifies when nothing else in the body
   // touches its buffer. Others (into the source node, say) stay atomics.
   DenseMap<Value, SmallVector<AccumulateOp>> accumulatesOf;
@@ -454,7 +469,7 @@ FailureOr<TraversalPlan> hector::gpu::planTraversal(TraversalOp op,
     });
     Reduction kind = AccumulateOp(accs.front()).getKind();
     std::optional<AccessScheme> receiver;
-    for (AccessScheme scheme : {AccessScheme::Dst, AccessScheme::EdgeType})
+    for (AccessScheme scheme : receivingSchemes(op.getAdjacencyFormat()))
       if (canon.isRow(AccumulateOp(accs.front()).getIndices().front(), scheme))
         receiver = scheme;
     bool chosen = !plan.buffered.empty() || !plan.reduced.empty();

@@ -4,14 +4,15 @@
 // two mappings; TraversalPlan.cpp picks one):
 //
 // - warp mapping, edges: lane group g of the grid (a warp, or a power-of-two
-//   part of one: TraversalPlan::lanes) walks the edges (COO) or CSR slots
-//   [g * C, g * C + C) in order (C = kEdgesPerGroup). The work is split by
-//   edges, not by destination nodes, so a hub with 100k in-edges is spread
-//   over thousands of groups. In CSR order the destination node of a slot
-//   is found once per group by a binary search over row_ptr and then
-//   advanced. Accumulations into the receiving row (destination node or
-//   edge type) go to a group-private row in shared memory; when that row
-//   changes (and at the end of the chunk) the lanes flush it, one atomic per
+//   part of one: TraversalPlan::lanes) walks the edges (COO), CSR slots or
+//   pair-order slots [g * C, g * C + C) in order (C = kEdgesPerGroup). The
+//   work is split by edges, not by destination nodes, so a hub with 100k
+//   in-edges is spread over thousands of groups. In CSR order the
+//   destination node of a slot is found once per group by a binary search
+//   over row_ptr and then advanced. Accumulations into the receiving row
+//   (destination node or edge type; in pair order the (source, edge type)
+//   pair) go to a group-private row in shared memory; when that row changes
+//   (and at the end of the chunk) the lanes flush it, one atomic per
 //   touched element.
 // - warp mapping, nodes: one lane group per node.
 // - thread mapping: one thread per edge, CSR slot or node. Top-level
@@ -44,11 +45,39 @@ constexpr uint64_t kMinLoopForLanes = 8;
 
 /// The current instance, from which rows are resolved.
 struct Instance {
-  Value edge;    // COO: the edge id; CSR: resolved from the slot on demand
-  Value slot;    // CSR: the slot
+  Value edge;    // COO: the edge id; CSR, pairs: resolved from the slot
+  Value slot;    // CSR, pairs: the slot
   Value dstNode; // the destination node, when already known
   Value node;    // node traversals: the node id
 };
+
+/// The edge id of an edge instance: COO walks edge ids, CSR and pair order
+/// slots whose edge is `eid[slot]` / `pair_eid[slot]`. Loaded once.
+Value edgeOf(OpBuilder &b, Location loc, TraversalOp op, Instance &inst) {
+  if (!inst.edge) {
+    // CSR: row_ptr, src, eid, etype. Pairs: src, dst, etype, pair_eid.
+    unsigned eid = op.getAdjacencyFormat() == Adjacency::CSR ? 2 : 3;
+    inst.edge = loadIndex(b, loc, op.getAdjacency()[eid], inst.slot);
+  }
+  return inst.edge;
+}
+
+/// The destination node of an edge instance (COO and pair order read it at
+/// the edge id; CSR slots know it).
+Value dstOf(OpBuilder &b, Location loc, TraversalOp op, Instance &inst) {
+  if (!inst.dstNode)
+    inst.dstNode =
+        loadIndex(b, loc, op.getAdjacency()[1], edgeOf(b, loc, op, inst));
+  return inst.dstNode;
+}
+
+/// The edge type of an edge instance.
+Value edgeTypeOf(OpBuilder &b, Location loc, TraversalOp op, Instance &inst) {
+  OperandRange adjacency = op.getAdjacency();
+  if (op.getAdjacencyFormat() == Adjacency::CSR)
+    return loadIndex(b, loc, adjacency[3], inst.slot);
+  return loadIndex(b, loc, adjacency[2], edgeOf(b, loc, op, inst));
+}
 
 /// The body arguments of one instance (the edge or node id, then one row
 /// per operand), each scheme computed at most once and only when used.
@@ -56,28 +85,19 @@ SmallVector<Value> bodyArguments(OpBuilder &b, Location loc, TraversalOp op,
                                  Instance &inst) {
   OperandRange adjacency = op.getAdjacency();
   bool csr = op.getAdjacencyFormat() == Adjacency::CSR;
-  // COO: src, dst, etype. CSR: row_ptr, src, eid, etype.
-  auto edge = [&]() {
-    if (!inst.edge)
-      inst.edge = loadIndex(b, loc, adjacency[2], inst.slot);
-    return inst.edge;
-  };
   auto rowOf = [&](AccessScheme scheme) -> Value {
     switch (scheme) {
     case AccessScheme::Edge:
-      return edge();
+      return edgeOf(b, loc, op, inst);
     case AccessScheme::Compact:
-      return loadIndex(b, loc, op.getCompactMap(), edge());
+      return loadIndex(b, loc, op.getCompactMap(), edgeOf(b, loc, op, inst));
     case AccessScheme::Src:
       return csr ? loadIndex(b, loc, adjacency[1], inst.slot)
-                 : loadIndex(b, loc, adjacency[0], inst.edge);
+                 : loadIndex(b, loc, adjacency[0], edgeOf(b, loc, op, inst));
     case AccessScheme::Dst:
-      if (!inst.dstNode)
-        inst.dstNode = loadIndex(b, loc, adjacency[1], inst.edge);
-      return inst.dstNode;
+      return dstOf(b, loc, op, inst);
     case AccessScheme::EdgeType:
-      return csr ? loadIndex(b, loc, adjacency[3], inst.slot)
-                 : loadIndex(b, loc, adjacency[2], inst.edge);
+      return edgeTypeOf(b, loc, op, inst);
     case AccessScheme::Node:
       return inst.node;
     case AccessScheme::NodeType:
@@ -93,14 +113,14 @@ SmallVector<Value> bodyArguments(OpBuilder &b, Location loc, TraversalOp op,
 /// The receiving row of the instance's buffered or reduced accumulations.
 Value receiverRow(OpBuilder &b, Location loc, TraversalOp op,
                   const TraversalPlan &plan, Instance &inst) {
-  OperandRange adjacency = op.getAdjacency();
-  bool csr = op.getAdjacencyFormat() == Adjacency::CSR;
-  if (plan.receiver == AccessScheme::EdgeType)
-    return csr ? loadIndex(b, loc, adjacency[3], inst.slot)
-               : loadIndex(b, loc, adjacency[2], inst.edge);
-  if (!inst.dstNode)
-    inst.dstNode = loadIndex(b, loc, adjacency[1], inst.edge);
-  return inst.dstNode;
+  switch (plan.receiver) {
+  case AccessScheme::EdgeType:
+    return edgeTypeOf(b, loc, op, inst);
+  case AccessScheme::Compact:
+    return loadIndex(b, loc, op.getCompactMap(), edgeOf(b, loc, op, inst));
+  default:
+    return dstOf(b, loc, op, inst);
+  }
 }
 
 /// Every op of the body, nested ones included, in pre-order.
@@ -121,9 +141,11 @@ SmallVector<AccumulateOp> accumulatesIn(ArrayRef<Operation *> ops) {
   return accs;
 }
 
-/// Number of edges (COO) or CSR slots of an edge traversal.
+/// Number of edges (COO), CSR slots or pair-order slots of an edge
+/// traversal: the length of its second index array (src, or dst in COO and
+/// pair order).
 Value edgeCount(OpBuilder &b, Location loc, TraversalOp op) {
-  return dimOf(b, loc, op.getAdjacency()[1], 0); // src in both formats
+  return dimOf(b, loc, op.getAdjacency()[1], 0);
 }
 
 /// Node count of a CSR row pointer [N+1] (0 when empty).
@@ -297,6 +319,8 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
               });
           inst.slot = e;
           inst.dstNode = advance.getResult(0);
+        } else if (op.getAdjacencyFormat() == Adjacency::Pairs) {
+          inst.slot = e;
         } else {
           inst.edge = e;
         }
@@ -392,6 +416,8 @@ void lowerThreads(RewriterBase &rewriter, TraversalOp op,
       inst.slot = id;
       inst.dstNode =
           searchOffsets(rewriter, loc, op.getAdjacency()[0], numNodes, id);
+    } else if (op.getAdjacencyFormat() == Adjacency::Pairs) {
+      inst.slot = id;
     } else {
       inst.edge = id;
     }

@@ -1,6 +1,8 @@
 //===- TraversalToLoops.cpp - htmpl.traversal to parallel loops -*- C++ -*-===//
 //
 // - edges coo(src, dst, etype): one iteration per edge e in [0, size(src)).
+// - edges pairs(src, dst, etype, pair_eid): one iteration per slot k in
+//   [0, size(src)), whose edge is e = pair_eid[k]; then as coo.
 // - edges csr(row_ptr, src, eid, etype): one iteration per destination node
 //   t in [0, size(row_ptr) - 1), with an scf.for over its CSR slots
 //   row_ptr[t] .. row_ptr[t+1]-1; the current edge id is eid[slot].
@@ -180,12 +182,16 @@ Value openParallel(OpBuilder &b, Location loc, Value upper, int64_t lanes) {
   return index;
 }
 
-void lowerCoo(RewriterBase &rewriter, TraversalOp op) {
+/// COO (one parallel iteration per edge) and pair order (one per slot,
+/// whose edge is pair_eid[slot]).
+void lowerEdgeList(RewriterBase &rewriter, TraversalOp op) {
   Location loc = op.getLoc();
   OperandRange adjacency = op.getAdjacency();
   Value src = adjacency[0], dst = adjacency[1], etype = adjacency[2];
   Value e = openParallel(rewriter, loc, dimOf(rewriter, loc, src, 0),
                          op.getLaunchBounds());
+  if (op.getAdjacencyFormat() == Adjacency::Pairs)
+    e = loadIndex(rewriter, loc, adjacency[3], e);
   SmallVector<Value> args =
       bodyArguments(rewriter, loc, op, [&](AccessScheme scheme) -> Value {
         switch (scheme) {
@@ -309,9 +315,9 @@ void hector::loops::lowerTraversal(RewriterBase &rewriter, TraversalOp op) {
   rewriter.setInsertionPoint(op);
   if (op.getDomain() == Domain::Nodes)
     lowerNodes(rewriter, op);
-  else if (op.getAdjacencyFormat() == Adjacency::COO)
-    lowerCoo(rewriter, op);
-  else
+  else if (op.getAdjacencyFormat() == Adjacency::CSR)
     lowerCsr(rewriter, op);
+  else
+    lowerEdgeList(rewriter, op);
   rewriter.eraseOp(op);
 }

@@ -2,7 +2,8 @@
 
 // Which receiving rows of htmpl.accumulate the GPU traversal kernels reduce
 // before their atomics: the destination and the edge type, whose equal rows
-// are adjacent in the edge order; not the source.
+// are adjacent in the edge order; not the source. In pair order, the pair
+// and the edge type.
 
 // Accumulations into the source row (the gradient of a gather at the
 // source): equal sources are scattered over the (type, dst, src) edge order,
@@ -138,6 +139,104 @@ func.func @dst_and_etype(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<
     %x = memref.load %s[%rs, %c0] : memref<?x1xf32>
     htmpl.accumulate add %x, %out[%ro, %c0] : f32, memref<?x1xf32>
     htmpl.accumulate add %x, %w[%rw, %c0] : f32, memref<?x1xf32>
+  }
+  return
+}
+
+// -----
+
+// Accumulations into the (source, edge type) pair's row, in pair order
+// (per-pair sums of a gradient): slot k visits edge pair_eid[k], and
+// consecutive slots share their pair, so the warp gathers the row in shared
+// memory and flushes it when compact_map[pair_eid[k]] changes. The rows read
+// at the edge and at its destination are resolved through the same edge id.
+// CHECK-LABEL: func.func @into_pair
+// CHECK-SAME: (%{{.*}}: memref<?xi32>, %[[DST:[-a-zA-Z0-9_]+]]: memref<?xi32>, %{{.*}}: memref<?xi32>, %[[PEID:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[MAP:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[C:[-a-zA-Z0-9_]+]]: memref<?xf32>, %[[G:[-a-zA-Z0-9_]+]]: memref<?x64xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x64xf32>)
+// CHECK: gpu.launch {{.*}} workgroup(%[[BUF:[-a-zA-Z0-9_]+]] : memref<512xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[LAST:[-a-zA-Z0-9_]+]] = scf.for %[[SLOT:[-a-zA-Z0-9_]+]] = %{{.*}} to %{{.*}} step %c1 iter_args(%[[CUR:[-a-zA-Z0-9_]+]] = %c-1) -> (index) {
+// CHECK: %[[E:[-a-zA-Z0-9_]+]] = memref.load %[[PEID]][%[[SLOT]]]
+// CHECK: %[[EI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[E]]
+// CHECK: %[[P:[-a-zA-Z0-9_]+]] = memref.load %[[MAP]][%[[EI]]]
+// CHECK: %[[PI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[P]]
+// CHECK: arith.cmpi ne, %[[PI]], %[[CUR]] : index
+// CHECK: scf.if
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]][%[[CUR]], %{{.*}}]
+// CHECK: %[[T:[-a-zA-Z0-9_]+]] = memref.load %[[DST]][%[[EI]]]
+// CHECK: %[[TI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[T]]
+// CHECK: memref.load %[[C]][%[[EI]]]
+// CHECK: memref.load %[[G]][%[[TI]], %{{.*}}]
+// CHECK: memref.store %{{.*}}, %[[BUF]]
+// CHECK: scf.yield %[[PI]] : index
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]][%[[LAST]], %{{.*}}]
+func.func @into_pair(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                     %pair_eid: memref<?xi32>, %map: memref<?xi32>, %c: memref<?xf32>,
+                     %g: memref<?x64xf32>, %out: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  htmpl.traversal edges pairs(%src, %dst, %ety, %pair_eid : memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      compact_map(%map : memref<?xi32>)
+      ins(%c : memref<?xf32> as edge, %g : memref<?x64xf32> as dst)
+      outs(%out : memref<?x64xf32> as compact) {
+  ^bb0(%e: index, %rc: index, %rg: index, %ro: index):
+    %s = memref.load %c[%rc] : memref<?xf32>
+    scf.for %f = %c0 to %c64 step %c1 {
+      %v = memref.load %g[%rg, %f] : memref<?x64xf32>
+      %p = arith.mulf %s, %v : f32
+      htmpl.accumulate add %p, %out[%ro, %f] : f32, memref<?x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// The destination is no receiving row in pair order (its equal rows are
+// scattered over the pairs): its accumulations stay global atomics.
+// CHECK-LABEL: func.func @pair_order_into_dst
+// CHECK: gpu.launch
+// CHECK-NOT: workgroup
+// CHECK: memref.atomic_rmw addf
+// CHECK-NOT: nvvm.bar.warp.sync
+func.func @pair_order_into_dst(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                               %pair_eid: memref<?xi32>, %z: memref<?x64xf32>, %out: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  htmpl.traversal edges pairs(%src, %dst, %ety, %pair_eid : memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%z : memref<?x64xf32> as edge) outs(%out : memref<?x64xf32> as dst) {
+  ^bb0(%e: index, %rz: index, %ro: index):
+    scf.for %f = %c0 to %c64 step %c1 {
+      %v = memref.load %z[%rz, %f] : memref<?x64xf32>
+      htmpl.accumulate add %v, %out[%ro, %f] : f32, memref<?x64xf32>
+    }
+  }
+  return
+}
+
+// -----
+
+// A scalar body into the pair's row: one slot per thread, the lanes of one
+// pair combined by the segmented warp reduction keyed by
+// compact_map[pair_eid[k]].
+// CHECK-LABEL: func.func @scalar_pair
+// CHECK-SAME: (%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %[[PEID:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[MAP:[-a-zA-Z0-9_]+]]: memref<?xi32>, %{{.*}}: memref<?x1xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x1xf32>)
+// CHECK: %[[R:[-a-zA-Z0-9_]+]]:2 = scf.if %{{.*}} -> (f32, index) {
+// CHECK: %[[E:[-a-zA-Z0-9_]+]] = memref.load %[[PEID]]
+// CHECK: %[[EI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[E]]
+// CHECK: %[[P:[-a-zA-Z0-9_]+]] = memref.load %[[MAP]][%[[EI]]]
+// CHECK: gpu.shuffle up
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]]
+func.func @scalar_pair(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                       %pair_eid: memref<?xi32>, %map: memref<?xi32>,
+                       %x: memref<?x1xf32>, %out: memref<?x1xf32>) {
+  htmpl.traversal edges pairs(%src, %dst, %ety, %pair_eid : memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      compact_map(%map : memref<?xi32>)
+      ins(%x : memref<?x1xf32> as edge) outs(%out : memref<?x1xf32> as compact) {
+  ^bb0(%e: index, %rx: index, %ro: index):
+    %c0 = arith.constant 0 : index
+    %v = memref.load %x[%rx, %c0] : memref<?x1xf32>
+    htmpl.accumulate add %v, %out[%ro, %c0] : f32, memref<?x1xf32>
   }
   return
 }

@@ -346,6 +346,50 @@ func.func @traversal_coo(%src: memref<?xi32>, %dst: memref<?xi32>,
 
 // -----
 
+// Pair order: one iteration per slot k < size(src), whose edge is
+// e = pair_eid[k]; then every scheme is resolved from e as in COO.
+// CHECK-LABEL: func.func @traversal_pairs
+// CHECK-SAME: (%[[SRC:[a-zA-Z0-9_]+]]: memref<?xi32>, %[[DST:[a-zA-Z0-9_]+]]: memref<?xi32>, %[[ETY:[a-zA-Z0-9_]+]]: memref<?xi32>, %[[PEID:[a-zA-Z0-9_]+]]: memref<?xi32>, %[[MAP:[a-zA-Z0-9_]+]]: memref<?xi32>, %[[NORM:[a-zA-Z0-9_]+]]: memref<?xf32>, %[[G:[a-zA-Z0-9_]+]]: memref<?x8xf32>, %[[SUM:[a-zA-Z0-9_]+]]: memref<?x8xf32>)
+// CHECK: %[[E:[a-zA-Z0-9_]+]] = memref.dim %[[SRC]], %{{.*}} : memref<?xi32>
+// CHECK: scf.parallel
+// CHECK-NEXT: scf.parallel
+// CHECK: %[[K:[a-zA-Z0-9_]+]] = arith.addi
+// CHECK-NEXT: %[[IN:[a-zA-Z0-9_]+]] = arith.cmpi ult, %[[K]], %[[E]] : index
+// CHECK-NEXT: scf.if %[[IN]] {
+// CHECK: %[[EID:[a-zA-Z0-9_]+]] = memref.load %[[PEID]][%[[K]]]
+// CHECK: %[[EIDI:[a-zA-Z0-9_]+]] = arith.index_cast %[[EID]]
+// CHECK: %[[DR:[a-zA-Z0-9_]+]] = memref.load %[[DST]][%[[EIDI]]]
+// CHECK: %[[DRI:[a-zA-Z0-9_]+]] = arith.index_cast %[[DR]]
+// CHECK: %[[PR:[a-zA-Z0-9_]+]] = memref.load %[[MAP]][%[[EIDI]]]
+// CHECK: %[[PRI:[a-zA-Z0-9_]+]] = arith.index_cast %[[PR]]
+// CHECK: memref.load %[[NORM]][%[[EIDI]]]
+// CHECK: scf.for %[[F:[a-zA-Z0-9_]+]] =
+// CHECK: memref.load %[[G]][%[[DRI]], %[[F]]]
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[SUM]][%[[PRI]], %[[F]]]
+func.func @traversal_pairs(%src: memref<?xi32>, %dst: memref<?xi32>,
+                           %ety: memref<?xi32>, %pair_eid: memref<?xi32>,
+                           %map: memref<?xi32>, %norm: memref<?xf32>,
+                           %g: memref<?x8xf32>, %sum: memref<?x8xf32>) {
+  htmpl.traversal edges pairs(%src, %dst, %ety, %pair_eid : memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      compact_map(%map : memref<?xi32>)
+      ins(%norm : memref<?xf32> as edge, %g : memref<?x8xf32> as dst)
+      outs(%sum : memref<?x8xf32> as compact) {
+  ^bb0(%e: index, %rn: index, %rg: index, %rs: index):
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c8 = arith.constant 8 : index
+    %c = memref.load %norm[%rn] : memref<?xf32>
+    scf.for %f = %c0 to %c8 step %c1 {
+      %gv = memref.load %g[%rg, %f] : memref<?x8xf32>
+      %v = arith.mulf %gv, %c : f32
+      htmpl.accumulate add %v, %sum[%rs, %f] : f32, memref<?x8xf32>
+    }
+  }
+  return
+}
+
+// -----
+
 // CSR: one iteration per destination node t < size(row_ptr) - 1 (groups of
 // launch_bounds = 128 lanes) and an scf.for over its slots; edge id = eid[slot], compact row =
 // compact_map[eid[slot]], src = csr_src[slot], dst = t, etype =

@@ -198,8 +198,18 @@ func.func @traversal_csr_arrays(%s: memref<?xi32>, %x: memref<?x8xf32>) {
 
 // -----
 
+func.func @traversal_pairs_arrays(%s: memref<?xi32>, %x: memref<?x8xf32>) {
+  // expected-error @+1 {{'pairs' adjacency takes 4 index arrays (src, dst, etype, pair_eid), got 3}}
+  htmpl.traversal edges pairs(%s, %s, %s : memref<?xi32>, memref<?xi32>, memref<?xi32>) ins(%x : memref<?x8xf32> as src) {
+  ^bb0(%e: index, %r: index):
+  }
+  return
+}
+
+// -----
+
 func.func @traversal_bad_adjacency(%s: memref<?xi32>) {
-  // expected-error @+1 {{expected adjacency 'coo' or 'csr'}}
+  // expected-error @+1 {{expected adjacency 'coo', 'csr' or 'pairs'}}
   htmpl.traversal edges none(%s : memref<?xi32>) {
   ^bb0(%e: index):
   }
@@ -230,7 +240,7 @@ func.func @traversal_schemes(%s: memref<?xi32>, %x: memref<?x8xf32>) {
 // -----
 
 func.func @traversal_nodes_with_adjacency(%s: memref<?xi32>) {
-  // expected-error @+1 {{edge traversals need 'coo' or 'csr' adjacency and node traversals none}}
+  // expected-error @+1 {{edge traversals need 'coo', 'csr' or 'pairs' adjacency and node traversals none}}
   "htmpl.traversal"(%s, %s, %s) <{adjacency_format = 1 : i32, domain = 1 : i32, schemes = [], operandSegmentSizes = array<i32: 3, 0, 0, 0, 0>}> ({
   ^bb0(%e: index):
     htmpl.yield

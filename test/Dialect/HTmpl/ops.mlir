@@ -68,6 +68,22 @@ func.func @edge_traversal(%src: memref<?xi32>, %dst: memref<?xi32>,
   return
 }
 
+// CHECK-LABEL: func.func @pairs
+func.func @pairs(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                 %pair_eid: memref<?xi32>, %map: memref<?xi32>,
+                 %g: memref<?x8xf32>, %sums: memref<?x8xf32>) {
+  // CHECK: htmpl.traversal edges pairs(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>) compact_map(%{{.*}} : memref<?xi32>) ins(%{{.*}} : memref<?x8xf32> as dst) outs(%{{.*}} : memref<?x8xf32> as compact) {
+  htmpl.traversal edges pairs(%src, %dst, %ety, %pair_eid : memref<?xi32>, memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      compact_map(%map : memref<?xi32>)
+      ins(%g : memref<?x8xf32> as dst) outs(%sums : memref<?x8xf32> as compact) {
+  ^bb0(%e: index, %rg: index, %rs: index):
+    %c0 = arith.constant 0 : index
+    %v = memref.load %g[%rg, %c0] : memref<?x8xf32>
+    htmpl.accumulate add %v, %sums[%rs, %c0] : f32, memref<?x8xf32>
+  }
+  return
+}
+
 // CHECK-LABEL: func.func @csr_and_nodes
 func.func @csr_and_nodes(%rowptr: memref<?xi32>, %src: memref<?xi32>,
                          %eid: memref<?xi32>, %ety: memref<?xi32>,

@@ -158,6 +158,8 @@ unsigned TraversalOp::getNumAdjacencyArrays(Adjacency format) {
     return 3; // src, dst, etype
   case Adjacency::CSR:
     return 4; // row_ptr, src, eid, etype
+  case Adjacency::Pairs:
+    return 4; // src, dst, etype, pair_eid
   }
   llvm_unreachable("unknown adjacency format");
 }
@@ -238,7 +240,8 @@ ParseResult TraversalOp::parse(OpAsmParser &parser, OperationState &result) {
       return failure();
     std::optional<Adjacency> parsed = symbolizeAdjacency(formatName);
     if (!parsed || *parsed == Adjacency::None)
-      return parser.emitError(formatLoc, "expected adjacency 'coo' or 'csr'");
+      return parser.emitError(formatLoc,
+                              "expected adjacency 'coo', 'csr' or 'pairs'");
     format = *parsed;
     if (parser.parseLParen() || parser.parseOperandList(adjacency) ||
         parser.parseColonTypeList(adjacencyTypes) || parser.parseRParen())
@@ -324,15 +327,16 @@ LogicalResult TraversalOp::verify() {
   Domain domain = getDomain();
   Adjacency format = getAdjacencyFormat();
   if ((domain == Domain::Nodes) != (format == Adjacency::None))
-    return emitOpError("edge traversals need 'coo' or 'csr' adjacency and node "
-                       "traversals none");
+    return emitOpError("edge traversals need 'coo', 'csr' or 'pairs' "
+                       "adjacency and node traversals none");
   unsigned expected = getNumAdjacencyArrays(format);
   if (getAdjacency().size() != expected)
     return emitOpError("'")
            << stringifyAdjacency(format) << "' adjacency takes " << expected
            << " index arrays ("
-           << (format == Adjacency::COO ? "src, dst, etype"
-                                        : "row_ptr, src, eid, etype")
+           << (format == Adjacency::COO   ? "src, dst, etype"
+               : format == Adjacency::CSR ? "row_ptr, src, eid, etype"
+                                          : "src, dst, etype, pair_eid")
            << "), got " << getAdjacency().size();
 
   unsigned numOperands = getInputs().size() + getOutputs().size();

@@ -18,7 +18,8 @@ def HTmpl_Adjacency : I32EnumAttr<"Adjacency",
     "how the edges of a traversal are stored and ordered", [
       I32EnumAttrCase<"None", 0, "none">,
       I32EnumAttrCase<"COO", 1, "coo">,
-      I32EnumAttrCase<"CSR", 2, "csr">
+      I32EnumAttrCase<"CSR", 2, "csr">,
+      I32EnumAttrCase<"Pairs", 3, "pairs">
     ]> {
   let cppNamespace = "::hector::htmpl";
 }

@@ -102,9 +102,12 @@ def HTmpl_TraversalOp : HTmpl_Op<"traversal", [
     `htmpl.accumulate`, so the loop may run in any order and in parallel.
 
     Edge traversals name their adjacency: `coo(src, dst, etype)`, edges in
-    destination-sorted order, or `csr(row_ptr, src, eid, etype)`, grouped by
-    destination node (row `t` holds the incoming edges of node `t`). The
-    adjacency fixes the iteration order and so which reductions can stay in a
+    destination-sorted order; `csr(row_ptr, src, eid, etype)`, grouped by
+    destination node (row `t` holds the incoming edges of node `t`); or
+    `pairs(src, dst, etype, pair_eid)`, the canonical edges visited in the
+    order of `pair_eid`, which groups them by their (source, edge type) pair,
+    so that consecutive edges share their `compact` row (`src`, `dst` and
+    `etype` are indexed by the edge id, as in `coo`). The adjacency fixes the iteration order and so which reductions can stay in a
     thread or warp before an atomic; it never changes the result.
 
     Every `ins`/`outs` operand carries an access scheme (`as src`, `as edge`,
