@@ -83,6 +83,7 @@ enum GraphArray : unsigned {
   CompactSrc,
   CompactOffsets,
   CompactMap,
+  PairEid,
   NumGraphArrays
 };
 
@@ -100,7 +101,7 @@ constexpr GraphArrayInfo kGraphArrays[NumGraphArrays] = {
     {"csr_eid", "E", false},         {"csr_etype", "E", false},
     {"ntype_perm", "N", false},      {"ntype_offsets", "T+1", false},
     {"compact_src", "P", false},     {"compact_offsets", "R+1", false},
-    {"compact_map", "E", false}};
+    {"compact_map", "E", false},     {"pair_eid", "E", false}};
 
 /// Roles an hgraph.func argument or result may declare with `hgraph.role`.
 constexpr llvm::StringLiteral kArgumentRoles[] = {"input", "weight", "saved",
@@ -601,7 +602,7 @@ LogicalResult FunctionLowering::unreadable(Value value) {
 LogicalResult FunctionLowering::nodeBuffer(Value value, Value &buffer) {
   if ((buffer = values.nodes.lookup(value)))
     return success();
-  buffer = allocate(value);
+  buffer = destinationFor(value);
   if (failed(store(value, buffer, /*edgeDomain=*/false)))
     return failure();
   values.nodes[value] = buffer;
@@ -617,7 +618,7 @@ LogicalResult FunctionLowering::edgeLeaf(Value value, Leaf &leaf) {
     leaf = it->second;
     return success();
   }
-  Value buffer = allocate(value);
+  Value buffer = destinationFor(value);
   if (failed(store(value, buffer, /*edgeDomain=*/true)))
     return failure();
   leaf = {buffer, AccessScheme::Edge};
@@ -701,14 +702,28 @@ LogicalResult FunctionLowering::traverse(bool edgeDomain, ArrayRef<Value> roots,
       !edgeDomain && llvm::none_of(evaluator.getLeaves(), [](const Leaf &leaf) {
         return leaf.scheme == AccessScheme::Node;
       });
+  // Edges in canonical order, whose consecutive edges share destination
+  // rows, unless everything the traversal writes is summed per (source, edge
+  // type) pair: then in pair order, so that consecutive edges share that row
+  // and a warp sums it before one atomic per element, instead of one per
+  // edge and element.
   SmallVector<Value> adjacency;
-  if (edgeDomain)
+  ht::Adjacency format = ht::Adjacency::None;
+  if (edgeDomain) {
     adjacency = {graph(EdgeSrc), graph(EdgeDst), graph(EdgeTypeArray)};
+    format = ht::Adjacency::COO;
+    bool perPair = !sinks.empty() && llvm::all_of(sinks, [](const Sink &s) {
+      return s.scheme == AccessScheme::Compact && s.kind != SinkKind::Store;
+    });
+    if (perPair) {
+      adjacency.push_back(graph(PairEid));
+      format = ht::Adjacency::Pairs;
+    }
+  }
   auto traversal = ht::TraversalOp::create(
       builder, loc, adjacency, needsCompactMap ? graph(CompactMap) : Value(),
       needsNodeTypes ? graph(NodeType) : Value(), inputs, outs,
-      edgeDomain ? ht::Domain::Edges : ht::Domain::Nodes,
-      edgeDomain ? ht::Adjacency::COO : ht::Adjacency::None,
+      edgeDomain ? ht::Domain::Edges : ht::Domain::Nodes, format,
       builder.getArrayAttr(schemes));
 
   // Body: (id, one row per operand) -> head loop -> feature loop.
@@ -1294,7 +1309,9 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
       stored->second.scheme == AccessScheme::Edge) {
     score = stored->second.memref;
   } else {
-    score = allocate(input);
+    // Into the scores' output where they are returned (saved for the
+    // backward), else a buffer of their own.
+    score = destinationFor(input);
     if (failed(store(input, score, /*edgeDomain=*/true)))
       return failure();
   }
@@ -1414,16 +1431,24 @@ LogicalResult FunctionLowering::lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op) {
   Value input = op.getInput();
   auto type = cast<hg::FeatureType>(input.getType());
   int64_t heads = type.getHeads(), headWidth = type.getHeadWidth();
-  Value score = allocate(input);
+  // Pass 1: store the scores (unless they are in memory already) and reduce
+  // their per-destination maximum.
+  SmallVector<Sink, 2> sinks;
+  Value score;
+  auto stored = values.edges.find(input);
+  if (stored != values.edges.end() &&
+      stored->second.scheme == AccessScheme::Edge) {
+    score = stored->second.memref;
+  } else {
+    score = destinationFor(input);
+    sinks.push_back({score, AccessScheme::Edge, SinkKind::Store});
+  }
   Value max = allocateNodeRows(type), sum = allocateNodeRows(type);
   fill(max, -std::numeric_limits<double>::infinity());
   fill(sum, 0.0);
-  // Pass 1: store the scores and reduce their per-destination maximum.
+  sinks.push_back({max, AccessScheme::Dst, SinkKind::Max});
   if (failed(traverse(
-          /*edgeDomain=*/true, {input}, {},
-          {{score, AccessScheme::Edge, SinkKind::Store},
-           {max, AccessScheme::Dst, SinkKind::Max}},
-          heads, headWidth,
+          /*edgeDomain=*/true, {input}, {}, sinks, heads, headWidth,
           [&](OpBuilder &b, RowEvaluator &eval, Value head, Value feature) {
             return eval.emit(b, input, head, feature);
           })))

@@ -263,19 +263,22 @@ hgraph.func @plain(%g: !hgraph.graph, %h: !hgraph.node<4xf32>) -> !hgraph.node<4
 
 // A compact weight gradient (from src, edge-typed weight): the gradient
 // expression is evaluated per edge and accumulated into its (source, edge
-// type) pair's row, then the outer-product GEMM runs over the pairs: the
-// source rows through compact_src, one segment per type (compact_offsets).
+// type) pair's row, walking the edges in pair order (pair_eid) so that
+// consecutive edges share the row; then the outer-product GEMM runs over the
+// pairs: the source rows through compact_src, one segment per type
+// (compact_offsets).
 
 // CHECK-LABEL: func.func @compact_weight_grad
 // CHECK-SAME: %[[CSRC:[^:]*]]: memref<?xi32> {hector.arg = {name = "compact_src", role = "graph", shape = ["P"]}}
 // CHECK-SAME: %[[COFF:[^:]*]]: memref<?xi32> {hector.arg = {name = "compact_offsets"
 // CHECK-SAME: %[[CMAP:[^:]*]]: memref<?xi32> {hector.arg = {name = "compact_map"
+// CHECK-SAME: %[[PEID:[^:]*]]: memref<?xi32> {hector.arg = {name = "pair_eid", role = "graph", shape = ["E"]}}
 // CHECK-SAME: %[[H:[^:]*]]: memref<?x8xf32> {hector.arg = {name = "h"
 // CHECK-SAME: %[[DW:[^:]*]]: memref<?x8x4xf32> {hector.arg = {name = "d_W"
 // CHECK: %[[P:.*]] = memref.dim %[[CSRC]]
 // CHECK: %[[PAIRS:.*]] = memref.alloc(%[[P]]) : memref<?x4xf32>
 // CHECK: htmpl.traversal nodes outs(%[[PAIRS]] : memref<?x4xf32> as node)
-// CHECK: htmpl.traversal edges coo({{.*}}) compact_map(%[[CMAP]] : memref<?xi32>) ins({{.*}}) outs(%[[PAIRS]] : memref<?x4xf32> as compact)
+// CHECK: htmpl.traversal edges pairs(%{{.*}}, %{{.*}}, %{{.*}}, %[[PEID]] : {{.*}}) compact_map(%[[CMAP]] : memref<?xi32>) ins({{.*}}) outs(%[[PAIRS]] : memref<?x4xf32> as compact)
 // CHECK: arith.select
 // CHECK: htmpl.accumulate add {{.*}}, %[[PAIRS]]
 // CHECK: htmpl.gemm lhs(%[[H]] : memref<?x8xf32>[%[[CSRC]] : memref<?xi32>]) rhs(%[[PAIRS]] : memref<?x4xf32>) out(%[[DW]] : memref<?x8x4xf32>) segments(%[[COFF]] : memref<?xi32>) {transpose_lhs}
