@@ -41,17 +41,24 @@ hgraph.func @untyped(%g: !hgraph.graph, %h: !hgraph.node<8xf32>,
 
 // -----
 
-// Attention: what is saved depends on the policy. By default the GEMM result
-// and the softmax are saved and the row-wise score is recomputed; 'all'
-// also saves the score; 'none' saves nothing and recomputes the GEMM.
+// Attention: what is saved depends on the policy. By default what the
+// forward stores anyway: the GEMM result, the softmax and the scores it
+// normalises (the leaky ReLU's result, whose sign gives the slope for a
+// non-negative slope), so that nothing per edge is recomputed; 'all' the
+// same here; 'none' saves nothing and recomputes the GEMM and the slope
+// from the score's input.
 // CHECK-LABEL: hgraph.func @attention_fwd(
-// CHECK-SAME: {hgraph.name = "saved0", hgraph.role = "saved"}, !hgraph.edge<4xf32> {hgraph.name = "saved1", hgraph.role = "saved"})
+// CHECK-SAME: {hgraph.name = "saved0", hgraph.role = "saved"}, !hgraph.edge<4xf32> {hgraph.name = "saved1", hgraph.role = "saved"}, !hgraph.edge<1xf32> {hgraph.name = "saved2", hgraph.role = "saved"})
+// CHECK:      %[[SCORE:.*]] = hgraph.leaky_relu
+// CHECK:      hgraph.return %{{.*}}, %{{.*}}, %{{.*}}, %[[SCORE]]
 // CHECK-LABEL: hgraph.func @attention_bwd(
 // CHECK-SAME: !hgraph.edge<1xf32> {hgraph.name = "saved0", hgraph.role = "saved"}
 // CHECK-SAME: !hgraph.edge<4xf32> {hgraph.name = "saved1", hgraph.role = "saved"}
+// CHECK-SAME: %[[SAVED2:[^:]*]]: !hgraph.edge<1xf32> {hgraph.name = "saved2", hgraph.role = "saved"}
 // CHECK:      hgraph.dot
-// CHECK:      hgraph.leaky_relu_grad
+// CHECK:      hgraph.leaky_relu_grad %{{.*}}, %[[SAVED2]] alpha
 // CHECK-NOT:  hgraph.edge_softmax
+// CHECK-NOT:  hgraph.leaky_relu
 // CHECK:      hgraph.return
 // ALL-LABEL:  hgraph.func @attention_bwd(
 // ALL-SAME:   {hgraph.name = "saved2", hgraph.role = "saved"}
@@ -60,7 +67,9 @@ hgraph.func @untyped(%g: !hgraph.graph, %h: !hgraph.node<8xf32>,
 // NONE-LABEL: hgraph.func @attention_bwd(
 // NONE-NOT:   hgraph.role = "saved"
 // NONE:       hgraph.typed_linear %{{.*}}, %{{.*}} from src :
+// NONE:       %[[PRE:.*]] = hgraph.dot
 // NONE:       hgraph.edge_softmax
+// NONE:       hgraph.leaky_relu_grad %{{.*}}, %[[PRE]] alpha
 hgraph.func @attention(%g: !hgraph.graph, %h: !hgraph.node<8xf32>,
                        %W: !hgraph.weight<edge, 8x4xf32>, %a: !hgraph.weight<edge, 4xf32>) -> !hgraph.node<4xf32> {
   %z = hgraph.typed_linear %W, %h from src : !hgraph.weight<edge, 8x4xf32>, !hgraph.node<8xf32> -> !hgraph.edge<4xf32>
@@ -136,4 +145,23 @@ hgraph.func @row_times_matrix(%g: !hgraph.graph, %h: !hgraph.node<2xf32> {hgraph
   %x = hgraph.gather %h from src : !hgraph.node<2xf32> -> !hgraph.edge<2xf32>
   %s = hgraph.dot %x, %v : !hgraph.edge<2xf32> -> !hgraph.edge<1xf32>
   hgraph.return %s : !hgraph.edge<1xf32>
+}
+
+// -----
+
+// A negative slope flips the sign, so the slope of the backward is read
+// from the leaky ReLU's input (recomputed), even where its result is saved.
+// CHECK-LABEL: hgraph.func @negative_slope_bwd(
+// CHECK:      %[[PRE:.*]] = hgraph.dot
+// CHECK:      hgraph.leaky_relu_grad %{{.*}}, %[[PRE]] alpha -5.000000e-01
+hgraph.func @negative_slope(%g: !hgraph.graph, %h: !hgraph.node<8xf32>,
+                            %W: !hgraph.weight<edge, 8x4xf32>, %a: !hgraph.weight<edge, 4xf32>) -> !hgraph.node<4xf32> {
+  %z = hgraph.typed_linear %W, %h from src : !hgraph.weight<edge, 8x4xf32>, !hgraph.node<8xf32> -> !hgraph.edge<4xf32>
+  %av = hgraph.typed_vector %a : !hgraph.weight<edge, 4xf32> -> !hgraph.edge<4xf32>
+  %s = hgraph.dot %z, %av : !hgraph.edge<4xf32> -> !hgraph.edge<1xf32>
+  %l = hgraph.leaky_relu %s alpha -5.000000e-01 : !hgraph.edge<1xf32>
+  %alpha = hgraph.edge_softmax %l : !hgraph.edge<1xf32>
+  %m = hgraph.scale %alpha, %z : !hgraph.edge<1xf32>, !hgraph.edge<4xf32> -> !hgraph.edge<4xf32>
+  %o = hgraph.aggregate sum %m : !hgraph.edge<4xf32> -> !hgraph.node<4xf32>
+  hgraph.return %o : !hgraph.node<4xf32>
 }

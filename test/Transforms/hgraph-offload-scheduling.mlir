@@ -1,7 +1,8 @@
-// The schedule of a two-layer RGAT training step (autodiff builds the pair).
-// Sizes: N = 1e5, E = P = 2e6, so z (32*E bytes) is 61 MiB and the step's
-// peak with everything kept is 143.4 MiB (after the pass has moved the
-// weight gradients up to their operands, which frees each layer's per-edge
+// The schedule of a two-layer RGAT training step (autodiff builds the pair;
+// each layer saves z, its softmax α and the scores α normalises). Sizes:
+// N = 1e5, E = P = 2e6, so z (32*E bytes) is 61 MiB and the step's peak
+// with everything kept is 158.7 MiB (after the pass has moved the weight
+// gradients up to their operands, which frees each layer's per-edge
 // gradients early).
 //
 // RUN: hector-opt %s -hgraph-autodiff -hgraph-offload-scheduling='mode=host min-kib=0 num-nodes=100000 num-edges=2000000 num-pairs=2000000' | FileCheck %s --check-prefix=HOST
@@ -36,30 +37,37 @@ hgraph.func @rgat2(%g: !hgraph.graph, %h: !hgraph.node<8xf32> {hgraph.name = "h"
   hgraph.return %o2 : !hgraph.node<8xf32>
 }
 
-// Every saved value leaves after its last forward reader of its memory: the
-// first layer's z (slot 4) after the aggregation whose traversal evaluates
-// the scale that reads it, before the second layer runs.
+// Every saved value leaves after its last forward reader of its memory:
+// the first layer's scores (slot 6) after the softmax that reduces them,
+// its z (slot 5) after the aggregation whose traversal evaluates the scale
+// that reads it, before the second layer runs.
 // HOST-LABEL: hgraph.func @rgat2_fwd
 // HOST-SAME: -> (!hgraph.node<8xf32> {hgraph.name = "result0", hgraph.role = "output"}, !hgraph.stored<!hgraph.edge<1xf32>> {hgraph.name = "saved0", hgraph.role = "saved"}
 // HOST: %[[Z1:.*]] = hgraph.typed_linear %{{.*}}, %arg1 from src
-// HOST: %[[AL1:.*]] = hgraph.edge_softmax
-// HOST: %[[M1:.*]] = hgraph.scale %[[AL1]], %[[Z1]]
+// HOST: %[[SC1:.*]] = hgraph.leaky_relu
+// HOST-NEXT: %[[AL1:.*]] = hgraph.edge_softmax %[[SC1]]
+// HOST-NEXT: %[[S6:.*]] = hgraph.evict %[[SC1]] to host slot 6 : !hgraph.edge<1xf32> -> !hgraph.stored<!hgraph.edge<1xf32>>
+// HOST-NEXT: %[[M1:.*]] = hgraph.scale %[[AL1]], %[[Z1]]
 // HOST-NEXT: hgraph.aggregate sum %[[M1]]
-// HOST-NEXT: %[[S4:.*]] = hgraph.evict %[[Z1]] to host slot 4 : !hgraph.edge<8xf32> -> !hgraph.stored<!hgraph.edge<8xf32>>
-// HOST-NEXT: %[[S3:.*]] = hgraph.evict %[[AL1]] to host slot 3
+// HOST-NEXT: %[[S5:.*]] = hgraph.evict %[[Z1]] to host slot 5 : !hgraph.edge<8xf32> -> !hgraph.stored<!hgraph.edge<8xf32>>
+// HOST-NEXT: %[[S4:.*]] = hgraph.evict %[[AL1]] to host slot 4
 // HOST: hgraph.typed_linear %arg4
-// HOST: hgraph.return %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[S3]], %[[S4]]
+// HOST: hgraph.return %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[S4]], %[[S5]], %[[S6]]
 
 // The backward takes them stored and prefetches each before its first
 // reader. Without a capacity, a prefetch goes to the latest point that
 // still hides its read; none does at these rates, so they start at the
-// backward's entry (SLOW below has one that hides).
+// backward's entry (SLOW below has one that hides). The first layer's
+// leaky ReLU gradient reads its scores' prefetch.
 // HOST-LABEL: hgraph.func @rgat2_bwd
-// HOST-SAME: %[[ARG4:[^:]*]]: !hgraph.stored<!hgraph.edge<8xf32>> {hgraph.name = "saved4", hgraph.role = "saved"}
+// HOST-SAME: %[[ARG5:[^:]*]]: !hgraph.stored<!hgraph.edge<8xf32>> {hgraph.name = "saved5", hgraph.role = "saved"}
+// HOST-SAME: %[[ARG6:[^:]*]]: !hgraph.stored<!hgraph.edge<1xf32>> {hgraph.name = "saved6", hgraph.role = "saved"}
 // HOST: hgraph.prefetch %{{.*}} slot 0
-// HOST: %[[Z1B:.*]] = hgraph.prefetch %[[ARG4]] slot 4 : !hgraph.stored<!hgraph.edge<8xf32>> -> !hgraph.edge<8xf32>
+// HOST: %[[Z1B:.*]] = hgraph.prefetch %[[ARG5]] slot 5 : !hgraph.stored<!hgraph.edge<8xf32>> -> !hgraph.edge<8xf32>
+// HOST: %[[SC1B:.*]] = hgraph.prefetch %[[ARG6]] slot 6
 // HOST: hgraph.typed_linear %arg4, %{{.*}} from edge transpose
 // HOST: hgraph.dot %{{.*}}, %[[Z1B]]
+// HOST: hgraph.leaky_relu_grad %{{.*}}, %[[SC1B]] alpha
 // HOST: hgraph.typed_linear %arg2, %{{.*}} from edge transpose
 // The weight gradients are computed as soon as their operands are: the
 // backward ends with the first layer's input gradient, not with every
@@ -71,42 +79,45 @@ hgraph.func @rgat2(%g: !hgraph.graph, %h: !hgraph.node<8xf32> {hgraph.name = "h"
 // removal relieves the most per second of cost: recomputing it from h and
 // W1 (one GEMM) is cheaper than the round trip to host memory. It leaves
 // both signatures.
-// AUTO: remark: saved value 'saved4' (slot 4): 32*E bytes = 61.0 MiB; produced at #0, last forward reader #6, backward readers #36..#45 (of 53; the backward starts at #15); idle 0.267 ms; round trip host 2.377 ms, disk 56.939 ms, recompute 0.043 ms: recompute
-// AUTO: remark: offload plan for @rgat2_fwd and @rgat2_bwd: step peak 143.4 MiB kept, 82.4 MiB planned; capacity 130.0 MiB
+// AUTO: remark: saved value 'saved5' (slot 5): 32*E bytes = 61.0 MiB; produced at #0, last forward reader #6, backward readers #35..#42 (of 51; the backward starts at #15); idle 0.250 ms; round trip host 2.377 ms, disk 56.939 ms, recompute 0.043 ms: recompute
+// AUTO: remark: offload plan for @rgat2_fwd and @rgat2_bwd: step peak 158.7 MiB kept, 97.7 MiB planned; capacity 130.0 MiB
 // AUTO-LABEL: hgraph.func @rgat2_fwd
-// AUTO-NOT: saved4
-// AUTO-SAME: {hgraph.name = "saved3", hgraph.role = "saved"}) attributes
+// AUTO-NOT: saved5
+// AUTO-SAME: {hgraph.name = "saved6", hgraph.role = "saved"}) attributes
 // AUTO-NOT: evict
 // AUTO-LABEL: hgraph.func @rgat2_bwd
-// AUTO-NOT: saved4
+// AUTO-NOT: saved5
 // AUTO: hgraph.typed_linear %arg4, %{{.*}} from edge transpose
 // AUTO: %[[Z1R:.*]] = hgraph.typed_linear %arg2, %arg1 from src
-// AUTO: hgraph.dot %[[Z1R]]
+// AUTO: hgraph.dot %{{.*}}, %[[Z1R]]
 
 // When computing is slow, moving is cheaper: to host memory, prefetched at
 // the earliest point from which it fits under the capacity.
-// SLOW: remark: saved value 'saved4' (slot 4): {{.*}} round trip host 2.377 ms, disk 56.939 ms, recompute 25.600 ms: host, prefetched at #26
-// SLOW: remark: offload plan for @rgat2_fwd and @rgat2_bwd: step peak 143.4 MiB kept, 128.2 MiB planned; capacity 130.0 MiB
+// SLOW: remark: saved value 'saved5' (slot 5): {{.*}} round trip host 2.377 ms, disk 56.939 ms, recompute 25.600 ms: host, prefetched at #24
+// SLOW: remark: offload plan for @rgat2_fwd and @rgat2_bwd: step peak 158.7 MiB kept, 128.2 MiB planned; capacity 130.0 MiB
 // The first layer's z is read back only after the second layer's own
 // backward has begun (its output gradient's dots), not at the entry.
 // SLOW-LABEL: hgraph.func @rgat2_bwd
 // SLOW: hgraph.prefetch %{{.*}} slot 2
 // SLOW: hgraph.dot
-// SLOW: %[[Z1S:.*]] = hgraph.prefetch %{{.*}} slot 4
+// SLOW: %[[Z1S:.*]] = hgraph.prefetch %{{.*}} slot 5
 // SLOW: hgraph.typed_linear %arg4, %{{.*}} from edge transpose
 // SLOW: hgraph.dot %{{.*}}, %[[Z1S]]
 
 // With 10 MiB of host memory: the first layer's 7.6 MiB attention goes to
-// host memory, its 3 MiB output then to disk (it no longer fits), and its
-// 61 MiB z (57 ms to and from disk) is recomputed (26 ms at these rates).
+// host memory; its scores, its 3 MiB output and the second layer's scores
+// then go to disk (they no longer fit), and its 61 MiB z (57 ms to and
+// from disk) is recomputed (26 ms at these rates).
 // DISK-LABEL: hgraph.func @rgat2_fwd
-// DISK-NOT: slot 4
-// DISK-DAG: hgraph.evict %{{.*}} to host slot 3
+// DISK-NOT: slot 5
+// DISK-DAG: hgraph.evict %{{.*}} to host slot 4
+// DISK-DAG: hgraph.evict %{{.*}} to disk slot 6
+// DISK-DAG: hgraph.evict %{{.*}} to disk slot 3
 // DISK-DAG: hgraph.evict %{{.*}} to disk slot 2
-// DISK-NOT: slot 4
+// DISK-NOT: slot 5
 // DISK-LABEL: hgraph.func @rgat2_bwd
-// DISK-DAG: hgraph.prefetch %{{.*}} slot 3
-// DISK-DAG: hgraph.prefetch %{{.*}} slot 2
+// DISK-DAG: hgraph.prefetch %{{.*}} slot 4
+// DISK-DAG: hgraph.prefetch %{{.*}} slot 6
 // DISK: hgraph.typed_linear %arg2, %arg1 from src
 
 // NONE-NOT: hgraph.evict

@@ -177,3 +177,35 @@ hgraph.func @returned(%g: !hgraph.graph, %h: !hgraph.node<8xf32>, %s: !hgraph.ed
   %out = hgraph.aggregate sum %msg : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
   hgraph.return %out, %alpha : !hgraph.node<8xf32>, !hgraph.edge<1xf32>
 }
+
+// -----
+
+// Returned scores (the ones a training forward saves for the backward's
+// leaky ReLU slope) are stored once, into their output, by the traversal
+// that evaluates them; the per-destination reductions and α read them there.
+// No second traversal copies them at the return.
+
+// CHECK-LABEL: func.func @returned_scores
+// CHECK-SAME: %[[SCORES:[^:]*]]: memref<?x1xf32> {hector.arg = {name = "scores"
+// CHECK: htmpl.traversal edges coo({{.*}}) outs(%[[SCORES]] : memref<?x1xf32> as edge)
+// CHECK: htmpl.traversal nodes ins(%[[SCORES]] : memref<?x1xf32> as whole
+// CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[SCORES]] : memref<?x1xf32> as edge
+// CHECK-NOT: outs(%[[SCORES]]
+// CHECK: return
+
+// SPLIT-LABEL: func.func @returned_scores
+// SPLIT-SAME: %[[SCORES:[^:]*]]: memref<?x1xf32> {hector.arg = {name = "scores"
+// SPLIT: htmpl.traversal edges coo({{.*}}) outs(%[[SCORES]] : memref<?x1xf32> as edge
+// SPLIT-NOT: outs(%[[SCORES]]
+// SPLIT: return
+hgraph.func @returned_scores(%g: !hgraph.graph, %h: !hgraph.node<8xf32>, %a: !hgraph.weight<edge, 8xf32>)
+    -> (!hgraph.node<8xf32> {hgraph.name = "out"}, !hgraph.edge<1xf32> {hgraph.name = "scores"}) {
+  %hs = hgraph.gather %h from src : !hgraph.node<8xf32> -> !hgraph.edge<8xf32>
+  %av = hgraph.typed_vector %a : !hgraph.weight<edge, 8xf32> -> !hgraph.edge<8xf32>
+  %d = hgraph.dot %hs, %av : !hgraph.edge<8xf32> -> !hgraph.edge<1xf32>
+  %score = hgraph.leaky_relu %d alpha 2.000000e-01 : !hgraph.edge<1xf32>
+  %alpha = hgraph.edge_softmax %score : !hgraph.edge<1xf32>
+  %msg = hgraph.scale %alpha, %hs : !hgraph.edge<1xf32>, !hgraph.edge<8xf32> -> !hgraph.edge<8xf32>
+  %out = hgraph.aggregate sum %msg : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
+  hgraph.return %out, %score : !hgraph.node<8xf32>, !hgraph.edge<1xf32>
+}

@@ -164,4 +164,14 @@ bool dependsOnlySourceAndEdgeType(Value root) {
   return true;
 }
 
+bool isStoredByLowering(Value value) {
+  Operation *def = value.getDefiningOp();
+  if (def && isa<TypedLinearOp, AggregateOp, TypeSumOp, WeightGradOp,
+                 WeightOuterOp, WeightProductOp, EdgeSoftmaxOp, ConcatOp,
+                 ZerosOp>(def))
+    return true;
+  return llvm::any_of(value.getUsers(),
+                      [](Operation *user) { return isa<EdgeSoftmaxOp>(user); });
+}
+
 } // namespace hector::hgraph

@@ -51,11 +51,9 @@ bool isFree(Operation *op) {
              hg::ZerosOp, hg::WeightProductOp>(op);
 }
 
-/// Ops whose results the forward lowering writes to memory anyway.
-bool isMaterialized(Operation *op) {
-  return isa<hg::TypedLinearOp, hg::AggregateOp, hg::EdgeSoftmaxOp,
-             hg::ConcatOp>(op);
-}
+/// Values the forward lowering writes to memory anyway, which the default
+/// policy saves rather than recomputes.
+bool isMaterialized(Value value) { return hg::isStoredByLowering(value); }
 
 /// Ops whose result does not vary with their operands (zero derivative).
 bool isPiecewiseConstant(Operation *op) { return isa<hg::EqualOp>(op); }
@@ -227,7 +225,7 @@ Value Differentiator::forward(Value value) {
     Operation *op = next.getDefiningOp();
     bool save = !isFree(op) && (policy == SavePolicy::All ||
                                 (policy == SavePolicy::Materialized &&
-                                 isMaterialized(op)));
+                                 isMaterialized(next)));
     if (save) {
       BlockArgument mapped = newArgument(next.getType(), next.getLoc());
       savedValues.push_back(next);
@@ -562,9 +560,17 @@ LogicalResult Differentiator::pullback(Operation *op) {
         return success();
       })
       .Case([&](hg::LeakyReluOp o) {
+        // The slope depends on the sign of the input, which a non-negative
+        // slope keeps: the result tells it too. It is read instead when
+        // the forward stores it anyway (an attention score, say), so that
+        // the backward does not recompute the input's expression.
+        bool fromResult = o.getAlpha().convertToDouble() >= 0 &&
+                          policy != SavePolicy::None && isMaterialized(o);
         contribute(o.getInput(), [&] {
           return make<hg::LeakyReluGradOp>(
-              dy.getType(), dy, forward(o.getInput()), o.getAlphaAttr());
+              dy.getType(), dy, forward(fromResult ? o.getResult()
+                                                   : o.getInput()),
+              o.getAlphaAttr());
         });
         return success();
       })

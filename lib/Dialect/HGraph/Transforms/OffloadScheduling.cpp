@@ -74,13 +74,6 @@ Count bytesOf(Value value) {
   return Count::of(std::nullopt, slice);
 }
 
-/// True for the operations whose results the lowering writes to memory;
-/// row-wise math fuses into the traversal that reads it.
-bool storesResult(Operation *op) {
-  return isa<TypedLinearOp, AggregateOp, EdgeSoftmaxOp, ConcatOp, WeightGradOp,
-             TypeSumOp, WeightOuterOp, WeightProductOp, ZerosOp>(op);
-}
-
 /// Multiply-adds of one row through a weight slice.
 double sliceMacs(WeightType weight) {
   double macs = 1;
@@ -112,10 +105,10 @@ double timeOf(Operation *op, const Sizes &sizes, const Rates &rates) {
     // writes what it stores; row-wise values in between stay in registers.
     for (Value operand : op->getOperands())
       if (isa<FeatureType>(operand.getType()) &&
-          (!operand.getDefiningOp() || storesResult(operand.getDefiningOp())))
+          (!operand.getDefiningOp() || isStoredByLowering(operand)))
         bytes += bytesOf(operand);
-    if (storesResult(op))
-      for (Value result : op->getResults())
+    for (Value result : op->getResults())
+      if (isStoredByLowering(result))
         bytes += bytesOf(result);
   }
   return std::max(bytes.at(sizes) / rates.device, flops.at(sizes) / rates.gemm);
@@ -258,7 +251,8 @@ void hoistWeightGradients(FuncOp func) {
         Operation *def = operand.getDefiningOp();
         if (!def)
           continue;
-        if (isPure(def) && !def->getNumRegions() && !storesResult(def) &&
+        if (isPure(def) && !def->getNumRegions() &&
+            !isStoredByLowering(operand) &&
             isa<FeatureType>(operand.getType())) {
           if (moving.insert(def))
             work.push_back(def);
@@ -377,7 +371,7 @@ LogicalResult Step::analyze() {
       bool returned = llvm::any_of(result.getUsers(), [](Operation *user) {
         return isa<ReturnOp>(user);
       });
-      if (!returned && !storesResult(op))
+      if (!returned && !isStoredByLowering(result))
         continue;
       unsigned last = returned ? (inForward ? numForward - 1 : ops.size() - 1)
                                : lastMemoryRead(result, nullptr);
@@ -413,9 +407,10 @@ unsigned Step::lastMemoryRead(Value value, Operation *ignored) const {
       continue;
     }
     last = std::max(last, pointOf(user));
-    if (!storesResult(user) && !isa<EvictOp>(user))
+    if (!isa<EvictOp>(user))
       for (Value result : user->getResults())
-        last = std::max(last, lastMemoryRead(result, nullptr));
+        if (!isStoredByLowering(result))
+          last = std::max(last, lastMemoryRead(result, nullptr));
   }
   return last;
 }

@@ -39,6 +39,14 @@ namespace hector::hgraph {
 /// (source, edge type) pair (compact materialization).
 bool dependsOnlySourceAndEdgeType(mlir::Value value);
 
+/// True when the lowering (hgraph-to-htmpl) writes `value` to memory
+/// whatever reads it: the results of GEMMs and reductions (typed_linear,
+/// aggregate, type_sum, weight_grad, weight_outer, weight_product),
+/// edge_softmax, concat and zeros, and the scores an edge_softmax normalises
+/// (stored before its per-destination reductions). Other values are
+/// row-wise: their readers evaluate them.
+bool isStoredByLowering(mlir::Value value);
+
 } // namespace hector::hgraph
 
 #endif // HECTOR_DIALECT_HGRAPH_IR_HGRAPH_H
