@@ -205,6 +205,8 @@ private:
   LogicalResult weightGradGemm(hg::WeightGradOp op, Value out, bool accumulate);
   LogicalResult lowerWeightAdd(hg::AddOp op);
   LogicalResult lowerTypeSum(hg::TypeSumOp op);
+  hg::ScaleOp typeSumOverPairs(hg::TypeSumOp op);
+  LogicalResult lowerTypeSumOverPairs(hg::TypeSumOp op, hg::ScaleOp scale);
   LogicalResult lowerAggregate(hg::AggregateOp op);
   static hg::TypedLinearOp scatteredLinear(hg::AggregateOp op);
   LogicalResult scatterToSources(hg::TypedLinearOp linear, Value out);
@@ -1094,6 +1096,8 @@ LogicalResult FunctionLowering::lowerWeightAdd(hg::AddOp op) {
 /// `w[k] = Σ_{rows i of type k} x_i`: the rows are accumulated into the slice
 /// of their type (zero-filled first) by a traversal.
 LogicalResult FunctionLowering::lowerTypeSum(hg::TypeSumOp op) {
+  if (hg::ScaleOp scale = typeSumOverPairs(op))
+    return lowerTypeSumOverPairs(op, scale);
   Value input = op.getInput();
   auto type = cast<hg::FeatureType>(input.getType());
   auto weightType = cast<hg::WeightType>(op.getType());
@@ -1111,6 +1115,61 @@ LogicalResult FunctionLowering::lowerTypeSum(hg::TypeSumOp op) {
       [&](OpBuilder &b, RowEvaluator &eval, Value head, Value feature) {
         return eval.emit(b, input, head, feature);
       });
+}
+
+/// `type_sum (scale %s, %c)` into an edge-typed weight, where %c is stored
+/// one row per (source, edge type) pair (the ScaleOp, else null): the
+/// gradient of a per-type vector dotted with a compact value, RGAT's `a`.
+hg::ScaleOp FunctionLowering::typeSumOverPairs(hg::TypeSumOp op) {
+  auto weightType = cast<hg::WeightType>(op.getType());
+  auto scale = op.getInput().getDefiningOp<hg::ScaleOp>();
+  if (!scale || weightType.getIndex() != hg::WeightIndex::EdgeType)
+    return {};
+  auto stored = values.edges.find(scale.getInput());
+  if (stored == values.edges.end() ||
+      stored->second.scheme != AccessScheme::Compact)
+    return {};
+  auto scaleType = cast<hg::FeatureType>(scale.getScale().getType());
+  return scaleType.isEdgeWise() ? scale : hg::ScaleOp();
+}
+
+/// Σ_{e of type r} s_e · c_{pair(e)} = Σ_{pairs p of type r} (Σ_{e in p} s_e)
+/// · c_p: the scale summed per pair (a scalar per head, in pair order), then
+/// one outer-product GEMM over the P pairs (segments: compact_offsets) with
+/// the head blocks of the weight as its per-head slices. Each pair's row is
+/// read once instead of once per edge.
+LogicalResult FunctionLowering::lowerTypeSumOverPairs(hg::TypeSumOp op,
+                                                      hg::ScaleOp scale) {
+  Value rows = values.edges.lookup(scale.getInput()).memref;
+  FailureOr<Value> sums = pairSums(scale.getScale());
+  if (failed(sums))
+    return failure();
+  // The [R, W] weight seen as the GEMM's [R, K, N] (one column of the scale
+  // for every head) or, per head, [R, H, 1, W / H] (as many as there are
+  // heads): the same memory.
+  Value out = weightDestination(op.getResult());
+  auto outType = cast<MemRefType>(out.getType());
+  int64_t width = outType.getDimSize(1);
+  int64_t columns = cast<MemRefType>((*sums).getType()).getDimSize(1);
+  SmallVector<int64_t> shape = {ShapedType::kDynamic, 1, width};
+  SmallVector<ReassociationIndices> groups = {{0}, {1, 2}};
+  if (columns > 1) {
+    shape = {ShapedType::kDynamic, columns, 1, width / columns};
+    groups = {{0}, {1, 2, 3}};
+  }
+  SmallVector<OpFoldResult> sizes = {
+      memref::DimOp::create(builder, loc, out, 0).getResult()};
+  for (int64_t extent : ArrayRef<int64_t>(shape).drop_front())
+    sizes.push_back(builder.getIndexAttr(extent));
+  Value slices = memref::ExpandShapeOp::create(
+      builder, loc, MemRefType::get(shape, outType.getElementType()), out,
+      groups, sizes);
+  ht::GemmOp::create(builder, loc, *sums, rows, slices, Value(), Value(),
+                     Value(), graph(CompactOffsets), Value(),
+                     /*transpose_lhs=*/true, /*transpose_rhs=*/false,
+                     /*accumulate=*/false);
+  releasePairSums(scale.getScale());
+  return success();
 }
 
 //===----------------------------------------------------------------------===//
@@ -1168,11 +1227,16 @@ LogicalResult FunctionLowering::scatterToSources(hg::TypedLinearOp linear,
 }
 
 /// The consumers that read the per-pair sums of `edgeValue`: compact
-/// weight gradients with it as their gradient, and scatters into sources
-/// of a typed_linear of it.
+/// weight gradients with it as their gradient, scatters into sources of a
+/// typed_linear of it, and per-type sums of it scaling a compact value.
 unsigned FunctionLowering::pairSumUses(Value edgeValue) {
   unsigned uses = 0;
   for (Operation *user : edgeValue.getUsers()) {
+    if (auto scale = dyn_cast<hg::ScaleOp>(user);
+        scale && scale.getScale() == edgeValue)
+      for (Operation *sum : scale->getUsers())
+        if (auto typeSum = dyn_cast<hg::TypeSumOp>(sum))
+          uses += typeSumOverPairs(typeSum) == scale;
     if (auto grad = dyn_cast<hg::WeightGradOp>(user))
       uses += grad.getGrad() == edgeValue &&
               grad.getFrom() == hg::Endpoint::Src && isCompact(grad);

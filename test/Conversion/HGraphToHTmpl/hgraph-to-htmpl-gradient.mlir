@@ -344,3 +344,48 @@ hgraph.func @shared_score(%g: !hgraph.graph, %x: !hgraph.edge<16xf32> {hgraph.na
   %b = hgraph.aggregate sum %n to src : !hgraph.edge<1xf32> -> !hgraph.node<1xf32>
   hgraph.return %a, %b : !hgraph.node<1xf32>, !hgraph.node<1xf32>
 }
+
+// -----
+
+// The per-type sum of a scalar times a value stored one row per (source,
+// edge type) pair (RGAT's d_a) runs over the pairs: the scalar summed per
+// pair (in pair order), then one outer-product GEMM over the P pair rows,
+// segmented by compact_offsets, into the [R, 8] weight seen as [R, 1, 8];
+// with a scalar per head, per-head slices [R, 2, 1, 4]. Each pair's row is
+// read once, not once per edge.
+
+// CHECK-LABEL: func.func @type_sum_over_pairs
+// CHECK-SAME: %[[COFF:[^:]*]]: memref<?xi32> {hector.arg = {name = "compact_offsets"
+// CHECK-SAME: %[[Z:[^:]*]]: memref<?x8xf32> {hector.arg = {name = "z"
+// CHECK-SAME: %[[DA:[^:]*]]: memref<?x8xf32> {hector.arg = {name = "d_a"
+// CHECK: %[[SUMS:.*]] = memref.alloc(%{{.*}}) : memref<?x1xf32>
+// CHECK: htmpl.traversal edges pairs({{.*}}) outs(%[[SUMS]] : memref<?x1xf32> as compact)
+// CHECK: %[[SLICES:.*]] = memref.expand_shape %[[DA]] {{\[}}[0], [1, 2]] output_shape [%{{.*}}, 1, 8] : memref<?x8xf32> into memref<?x1x8xf32>
+// CHECK: htmpl.gemm lhs(%[[SUMS]] : memref<?x1xf32>) rhs(%[[Z]] : memref<?x8xf32>) out(%[[SLICES]] : memref<?x1x8xf32>) segments(%[[COFF]] : memref<?xi32>) {transpose_lhs}
+// CHECK-NOT: htmpl.traversal
+// CHECK: return
+hgraph.func @type_sum_over_pairs(%g: !hgraph.graph,
+    %z: !hgraph.edge<8xf32> {hgraph.name = "z", hgraph.materialization = #hgraph.materialization<compact>},
+    %s: !hgraph.edge<1xf32> {hgraph.name = "s"})
+    -> (!hgraph.weight<edge, 8xf32> {hgraph.name = "d_a", hgraph.role = "grad"}) {
+  %t = hgraph.leaky_relu %s alpha 1.000000e-01 : !hgraph.edge<1xf32>
+  %m = hgraph.scale %t, %z : !hgraph.edge<1xf32>, !hgraph.edge<8xf32> -> !hgraph.edge<8xf32>
+  %d = hgraph.type_sum %m : !hgraph.edge<8xf32> -> !hgraph.weight<edge, 8xf32>
+  hgraph.return %d : !hgraph.weight<edge, 8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @type_sum_over_pairs_per_head
+// CHECK: %[[SUMS:.*]] = memref.alloc(%{{.*}}) : memref<?x2xf32>
+// CHECK: htmpl.traversal edges pairs({{.*}}) outs(%[[SUMS]] : memref<?x2xf32> as compact)
+// CHECK: %[[SLICES:.*]] = memref.expand_shape %{{.*}} {{\[}}[0], [1, 2, 3]] output_shape [%{{.*}}, 2, 1, 4] : memref<?x8xf32> into memref<?x2x1x4xf32>
+// CHECK: htmpl.gemm lhs(%[[SUMS]] : memref<?x2xf32>) rhs(%{{.*}} : memref<?x8xf32>) out(%[[SLICES]] : memref<?x2x1x4xf32>) segments(%{{.*}}) {transpose_lhs}
+hgraph.func @type_sum_over_pairs_per_head(%g: !hgraph.graph,
+    %z: !hgraph.edge<8xf32, heads = 2> {hgraph.name = "z", hgraph.materialization = #hgraph.materialization<compact>},
+    %s: !hgraph.edge<2xf32, heads = 2> {hgraph.name = "s"})
+    -> (!hgraph.weight<edge, 8xf32> {hgraph.name = "d_a", hgraph.role = "grad"}) {
+  %m = hgraph.scale %s, %z : !hgraph.edge<2xf32, heads = 2>, !hgraph.edge<8xf32, heads = 2> -> !hgraph.edge<8xf32, heads = 2>
+  %d = hgraph.type_sum %m : !hgraph.edge<8xf32, heads = 2> -> !hgraph.weight<edge, 8xf32>
+  hgraph.return %d : !hgraph.weight<edge, 8xf32>
+}
