@@ -194,6 +194,24 @@ void lowerAccumulate(RewriterBase &rewriter, AccumulateOp acc, bool local) {
   rewriter.eraseOp(acc);
 }
 
+/// Lowers every accumulate of `op`: plain where one writer per row of
+/// `partition` makes it local, else atomic. Returns the buffer of the first
+/// local one, whose rows are the partition's.
+Value lowerAccumulates(RewriterBase &rewriter, TraversalOp op,
+                       AccessScheme partition) {
+  SmallVector<std::pair<AccumulateOp, bool>> accumulates;
+  Value partitioned;
+  op.getBody().walk([&](AccumulateOp acc) {
+    bool local = isLocal(op, acc, partition);
+    accumulates.push_back({acc, local});
+    if (local && !partitioned)
+      partitioned = acc.getDest();
+  });
+  for (auto [acc, local] : accumulates)
+    lowerAccumulate(rewriter, acc, local);
+  return partitioned;
+}
+
 /// `(a0, a1) < (b0, b1)` lexicographically, on indices.
 Value lexLess(OpBuilder &b, Location loc, Value a0, Value a1, Value b0,
               Value b1) {
@@ -367,19 +385,7 @@ void CPUTraversalPass::lowerPartitioned(RewriterBase &rewriter, TraversalOp op,
   OperandRange adjacency = op.getAdjacency();
   Value src = adjacency[0], dst = adjacency[1], etype = adjacency[2];
 
-  // Accumulates: plain where the partition makes them local. The rows of
-  // the partition's scheme: the first local accumulate's buffer has them.
-  SmallVector<std::pair<AccumulateOp, bool>> accumulates;
-  Value partitioned;
-  op.getBody().walk([&](AccumulateOp acc) {
-    bool local = isLocal(op, acc, partition);
-    accumulates.push_back({acc, local});
-    if (local && !partitioned)
-      partitioned = acc.getDest();
-  });
-  for (auto [acc, local] : accumulates)
-    lowerAccumulate(rewriter, acc, local);
-
+  Value partitioned = lowerAccumulates(rewriter, op, partition);
   OpBuilder &b = rewriter;
   Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
   Value edges = dimOf(b, loc, src, 0);
@@ -463,16 +469,7 @@ void CPUTraversalPass::lowerPairBlocks(RewriterBase &rewriter,
   Location loc = op.getLoc();
   OperandRange adjacency = op.getAdjacency();
   Value pairEid = adjacency[3], map = op.getCompactMap();
-  SmallVector<std::pair<AccumulateOp, bool>> accumulates;
-  Value partitioned;
-  op.getBody().walk([&](AccumulateOp acc) {
-    bool local = isLocal(op, acc, AccessScheme::Compact);
-    accumulates.push_back({acc, local});
-    if (local && !partitioned)
-      partitioned = acc.getDest();
-  });
-  for (auto [acc, local] : accumulates)
-    lowerAccumulate(rewriter, acc, local);
+  Value partitioned = lowerAccumulates(rewriter, op, AccessScheme::Compact);
 
   // Blocks of S = max(64, ceil(P / 1024)) pairs; block b runs the slots
   // whose pair lies in [b*S, b*S + S).

@@ -233,6 +233,7 @@ private:
                               int64_t slot, StringRef tier, Value hgraphValue,
                               bool compactRows);
   LogicalResult nodeBuffer(Value value, Value &buffer);
+  Value storedPerEdge(Value value);
   LogicalResult edgeLeaf(Value value, Leaf &leaf);
   LogicalResult edgeRows(Value value, Value &buffer, Value &rows);
   LogicalResult weightBuffer(Operation *user, Value weight, Value &buffer);
@@ -609,6 +610,14 @@ LogicalResult FunctionLowering::nodeBuffer(Value value, Value &buffer) {
     return failure();
   values.nodes[value] = buffer;
   return success();
+}
+
+/// The buffer of an edge-wise value stored one row per edge, or null.
+Value FunctionLowering::storedPerEdge(Value value) {
+  auto it = values.edges.find(value);
+  if (it == values.edges.end() || it->second.scheme != AccessScheme::Edge)
+    return {};
+  return it->second.memref;
 }
 
 /// The stored rows of an edge-wise value, storing it first when needed.
@@ -1367,12 +1376,8 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
   Value input = op.getInput();
   auto type = cast<hg::FeatureType>(input.getType());
   Type element = type.getElementType();
-  Value score;
-  auto stored = values.edges.find(input);
-  if (stored != values.edges.end() &&
-      stored->second.scheme == AccessScheme::Edge) {
-    score = stored->second.memref;
-  } else {
+  Value score = storedPerEdge(input);
+  if (!score) {
     // Into the scores' output where they are returned (saved for the
     // backward), else a buffer of their own.
     score = destinationFor(input);
@@ -1498,12 +1503,8 @@ LogicalResult FunctionLowering::lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op) {
   // Pass 1: store the scores (unless they are in memory already) and reduce
   // their per-destination maximum.
   SmallVector<Sink, 2> sinks;
-  Value score;
-  auto stored = values.edges.find(input);
-  if (stored != values.edges.end() &&
-      stored->second.scheme == AccessScheme::Edge) {
-    score = stored->second.memref;
-  } else {
+  Value score = storedPerEdge(input);
+  if (!score) {
     score = destinationFor(input);
     sinks.push_back({score, AccessScheme::Edge, SinkKind::Store});
   }
