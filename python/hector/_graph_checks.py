@@ -21,17 +21,12 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
+from ._graph_table import ARRAYS
+
 # Graph array name -> the symbol its values index (valid range [0, symbol)).
-_ID_RANGES = {
-    "node_type": "T",
-    "edge_src": "N", "edge_dst": "N", "csr_src": "N", "ntype_perm": "N", "compact_src": "N",
-    "edge_type": "R", "csr_etype": "R",
-    "csr_eid": "E", "edge_perm": "E", "pair_eid": "E",
-    "compact_map": "P",
-}
+_ID_RANGES = {array.name: array.bound for array in ARRAYS if array.check == "ids"}
 # Offset tables: start at 0, never decrease, end at the symbol.
-_OFFSETS = {"etype_offsets": "E", "csr_row_ptr": "E", "ntype_offsets": "N",
-            "compact_offsets": "P"}
+_OFFSETS = {array.name: array.bound for array in ARRAYS if array.check == "offsets"}
 
 
 def _statistics(values: list, offsets: list) -> list:

@@ -24,28 +24,11 @@ from typing import Dict, Optional
 import numpy as np
 
 from . import _memory, _runtime
+from ._graph_table import ARRAYS
 from ._graph_device import preprocess_on_device
 
-# Table order (hector_graph_array_id in graph.h).
-ARRAY_NAMES = (
-    "node_type",
-    "edge_src",
-    "edge_dst",
-    "edge_type",
-    "etype_offsets",
-    "edge_norm",
-    "csr_row_ptr",
-    "csr_src",
-    "csr_eid",
-    "csr_etype",
-    "ntype_perm",
-    "ntype_offsets",
-    "compact_src",
-    "compact_offsets",
-    "compact_map",
-    "edge_perm",
-    "pair_eid",
-)
+# Table order (hector_graph_array_id in graph.h; runtime/include/hector/graph_arrays.def).
+ARRAY_NAMES = tuple(array.name for array in ARRAYS)
 
 _INT32, _FLOAT32 = 0, 1  # HECTOR_GRAPH_INT32 / HECTOR_GRAPH_FLOAT32
 _MAX_INT64 = np.iinfo(np.int64).max
@@ -81,33 +64,7 @@ class _GraphSizes(ctypes.Structure):
                 ("num_nodes", "num_edges", "num_node_types", "num_edge_types", "num_pairs")]
 
 
-@dataclasses.dataclass(frozen=True)
-class Preprocessed:
-    """The preprocessing of one graph: sizes and the arrays of the table."""
-
-    N: int
-    E: int
-    T: int
-    R: int
-    P: int
-    node_type: np.ndarray
-    edge_src: np.ndarray
-    edge_dst: np.ndarray
-    edge_type: np.ndarray
-    etype_offsets: np.ndarray
-    edge_norm: np.ndarray
-    csr_row_ptr: np.ndarray
-    csr_src: np.ndarray
-    csr_eid: np.ndarray
-    csr_etype: np.ndarray
-    ntype_perm: np.ndarray
-    ntype_offsets: np.ndarray
-    compact_src: np.ndarray
-    compact_offsets: np.ndarray
-    compact_map: np.ndarray
-    edge_perm: np.ndarray
-    pair_eid: np.ndarray
-
+class _PreprocessedMethods:
     def arrays(self) -> Dict[str, np.ndarray]:
         """Every array by its table name, in table order."""
         return {name: getattr(self, name) for name in ARRAY_NAMES}
@@ -120,6 +77,16 @@ class Preprocessed:
         if values.ndim < 1 or values.shape[0] != self.E:
             raise ValueError(f"edge-wise values need {self.E} rows, got shape {values.shape}")
         return values[self.edge_perm]
+
+
+# The preprocessing of one graph: its sizes N, E, T, R, P and one field per
+# array of the table (pre.edge_src, pre.compact_map, ...), in table order.
+Preprocessed = dataclasses.make_dataclass(
+    "Preprocessed",
+    [(symbol, int) for symbol in "NETRP"] + [(name, np.ndarray) for name in ARRAY_NAMES],
+    bases=(_PreprocessedMethods,), frozen=True)
+Preprocessed.__module__ = __name__
+Preprocessed.__doc__ = """The preprocessing of one graph: sizes and the arrays of the table."""
 
 
 _declared = set()

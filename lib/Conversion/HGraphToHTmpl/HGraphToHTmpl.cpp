@@ -64,28 +64,18 @@ using ht::AccessScheme;
 namespace {
 
 //===----------------------------------------------------------------------===//
-// The graph arrays of the ABI, in argument order.
+// The graph arrays of the ABI (runtime/include/hector/graph_arrays.def), in
+// argument order.
 //===----------------------------------------------------------------------===//
 
 enum GraphArray : unsigned {
-  NodeType,
-  EdgeSrc,
-  EdgeDst,
-  EdgeTypeArray,
-  EtypeOffsets,
-  EdgeNorm,
-  CsrRowPtr,
-  CsrSrc,
-  CsrEid,
-  CsrEtype,
-  NtypePerm,
-  NtypeOffsets,
-  CompactSrc,
-  CompactOffsets,
-  CompactMap,
-  PairEid,
+#define HECTOR_GRAPH_ARRAY(ID, name, length, type, check, range) ID,
+#include "hector/graph_arrays.def"
+#undef HECTOR_GRAPH_ARRAY
   NumGraphArrays
 };
+
+enum class GraphElement { INT32, FLOAT32 };
 
 struct GraphArrayInfo {
   const char *name;
@@ -93,15 +83,14 @@ struct GraphArrayInfo {
   bool isFloat;
 };
 
+/// Every array is an argument of every entry point until the lowering
+/// drops those its body does not read.
 constexpr GraphArrayInfo kGraphArrays[NumGraphArrays] = {
-    {"node_type", "N", false},       {"edge_src", "E", false},
-    {"edge_dst", "E", false},        {"edge_type", "E", false},
-    {"etype_offsets", "R+1", false}, {"edge_norm", "E", true},
-    {"csr_row_ptr", "N+1", false},   {"csr_src", "E", false},
-    {"csr_eid", "E", false},         {"csr_etype", "E", false},
-    {"ntype_perm", "N", false},      {"ntype_offsets", "T+1", false},
-    {"compact_src", "P", false},     {"compact_offsets", "R+1", false},
-    {"compact_map", "E", false},     {"pair_eid", "E", false}};
+#define HECTOR_GRAPH_ARRAY(ID, name, length, type, check, range)                \
+  {#name, #length, GraphElement::type == GraphElement::FLOAT32},
+#include "hector/graph_arrays.def"
+#undef HECTOR_GRAPH_ARRAY
+};
 
 /// Roles an hgraph.func argument or result may declare with `hgraph.role`.
 constexpr llvm::StringLiteral kArgumentRoles[] = {"input", "weight", "saved",
@@ -473,8 +462,8 @@ LogicalResult FunctionLowering::createEntryPoint() {
 
   // Bind the hgraph arguments to their buffers.
   graphArgs.assign(entry->args_begin(), entry->args_begin() + NumGraphArrays);
-  values.edgeNorm = graph(EdgeNorm);
-  values.csrRowPtr = graph(CsrRowPtr);
+  values.edgeNorm = graph(EDGE_NORM);
+  values.csrRowPtr = graph(CSR_ROW_PTR);
   unsigned next = NumGraphArrays, position = 0;
   for (BlockArgument arg : source.getArguments()) {
     if (isa<hg::GraphType>(arg.getType()))
@@ -525,16 +514,16 @@ Value FunctionLowering::allocateNodeRows(hg::FeatureType type) {
   auto memrefType = MemRefType::get({ShapedType::kDynamic, type.getWidth()},
                                     type.getElementType());
   Value memref = memref::AllocOp::create(builder, loc, memrefType,
-                                         ValueRange{size(NodeType)});
+                                         ValueRange{size(NODE_TYPE)});
   temporaries.push_back(memref);
   return memref;
 }
 
 Value FunctionLowering::allocate(Value hgraphValue, bool compactRows) {
   auto type = cast<hg::FeatureType>(hgraphValue.getType());
-  Value rows = !type.isEdgeWise() ? size(NodeType)
-               : compactRows      ? size(CompactSrc)
-                                  : size(EdgeSrc);
+  Value rows = !type.isEdgeWise() ? size(NODE_TYPE)
+               : compactRows      ? size(COMPACT_SRC)
+                                  : size(EDGE_SRC);
   Value memref = memref::AllocOp::create(
       builder, loc, cast<MemRefType>(memrefFor(type)), ValueRange{rows});
   temporaries.push_back(memref);
@@ -567,7 +556,7 @@ Value FunctionLowering::weightDestination(Value hgraphWeight) {
     SmallVector<Value, 1> sizes;
     if (type.getIndex() != hg::WeightIndex::Single) {
       bool edge = type.getIndex() == hg::WeightIndex::EdgeType;
-      Value offsets = size(edge ? EtypeOffsets : NtypeOffsets);
+      Value offsets = size(edge ? ETYPE_OFFSETS : NTYPE_OFFSETS);
       sizes.push_back(arith::SubIOp::create(
           builder, loc, offsets,
           arith::ConstantIndexOp::create(builder, loc, 1)));
@@ -657,13 +646,13 @@ LogicalResult FunctionLowering::edgeRows(Value value, Value &buffer,
   buffer = leaf.memref;
   switch (leaf.scheme) {
   case AccessScheme::Compact:
-    rows = graph(CompactMap);
+    rows = graph(COMPACT_MAP);
     return success();
   case AccessScheme::Src:
-    rows = graph(EdgeSrc);
+    rows = graph(EDGE_SRC);
     return success();
   case AccessScheme::Dst:
-    rows = graph(EdgeDst);
+    rows = graph(EDGE_DST);
     return success();
   default:
     rows = Value();
@@ -721,19 +710,19 @@ LogicalResult FunctionLowering::traverse(bool edgeDomain, ArrayRef<Value> roots,
   SmallVector<Value> adjacency;
   ht::Adjacency format = ht::Adjacency::None;
   if (edgeDomain) {
-    adjacency = {graph(EdgeSrc), graph(EdgeDst), graph(EdgeTypeArray)};
+    adjacency = {graph(EDGE_SRC), graph(EDGE_DST), graph(EDGE_TYPE)};
     format = ht::Adjacency::COO;
     bool perPair = !sinks.empty() && llvm::all_of(sinks, [](const Sink &s) {
       return s.scheme == AccessScheme::Compact && s.kind != SinkKind::Store;
     });
     if (perPair) {
-      adjacency.push_back(graph(PairEid));
+      adjacency.push_back(graph(PAIR_EID));
       format = ht::Adjacency::Pairs;
     }
   }
   auto traversal = ht::TraversalOp::create(
-      builder, loc, adjacency, needsCompactMap ? graph(CompactMap) : Value(),
-      needsNodeTypes ? graph(NodeType) : Value(), inputs, outs,
+      builder, loc, adjacency, needsCompactMap ? graph(COMPACT_MAP) : Value(),
+      needsNodeTypes ? graph(NODE_TYPE) : Value(), inputs, outs,
       edgeDomain ? ht::Domain::Edges : ht::Domain::Nodes, format,
       builder.getArrayAttr(schemes));
 
@@ -928,8 +917,8 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
     if (failed(nodeBuffer(input, x)))
       return failure();
     if (typedByNode)
-      ht::GemmOp::create(builder, loc, x, weight, out, graph(NtypePerm),
-                         Value(), graph(NtypePerm), graph(NtypeOffsets),
+      ht::GemmOp::create(builder, loc, x, weight, out, graph(NTYPE_PERM),
+                         Value(), graph(NTYPE_PERM), graph(NTYPE_OFFSETS),
                          Value(), /*transpose_lhs=*/false, transpose);
     else
       gemm(x, out, Value(), Value());
@@ -955,7 +944,7 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
         builder, loc,
         MemRefType::get({ShapedType::kDynamic, resultType.getWidth()},
                         resultType.getElementType()),
-        ValueRange{size(NodeType)});
+        ValueRange{size(NODE_TYPE)});
     temporaries.push_back(perNode);
     if (failed(nodeGemm(op.getInput(), perNode)))
       return failure();
@@ -977,14 +966,14 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
       lhs = it->second.memref;
     else if (failed(edgeRows(op.getInput(), lhs, lhsRows)))
       return failure();
-    segments = compact ? graph(CompactOffsets) : graph(EtypeOffsets);
+    segments = compact ? graph(COMPACT_OFFSETS) : graph(ETYPE_OFFSETS);
   } else {
     if (failed(nodeBuffer(op.getInput(), lhs)))
       return failure();
-    lhsRows = compact                     ? graph(CompactSrc)
-              : from == hg::Endpoint::Src ? graph(EdgeSrc)
-                                          : graph(EdgeDst);
-    segments = compact ? graph(CompactOffsets) : graph(EtypeOffsets);
+    lhsRows = compact                     ? graph(COMPACT_SRC)
+              : from == hg::Endpoint::Src ? graph(EDGE_SRC)
+                                          : graph(EDGE_DST);
+    segments = compact ? graph(COMPACT_OFFSETS) : graph(ETYPE_OFFSETS);
   }
   Value out = destinationFor(result, compact);
   gemm(lhs, out, lhsRows, typedByEdge ? segments : Value());
@@ -1018,8 +1007,8 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
         failed(nodeBuffer(op.getGrad(), dy)))
       return failure();
     if (weightType.getIndex() == hg::WeightIndex::NodeType) {
-      xRows = dyRows = graph(NtypePerm);
-      segments = graph(NtypeOffsets);
+      xRows = dyRows = graph(NTYPE_PERM);
+      segments = graph(NTYPE_OFFSETS);
     }
   } else {
     if (weightType.getIndex() == hg::WeightIndex::NodeType)
@@ -1043,8 +1032,8 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
       FailureOr<Value> pairs = pairSums(op.getGrad());
       if (failed(pairs))
         return failure();
-      ht::GemmOp::create(builder, loc, x, *pairs, out, graph(CompactSrc),
-                         Value(), Value(), graph(CompactOffsets), Value(),
+      ht::GemmOp::create(builder, loc, x, *pairs, out, graph(COMPACT_SRC),
+                         Value(), Value(), graph(COMPACT_OFFSETS), Value(),
                          /*transpose_lhs=*/true, /*transpose_rhs=*/false,
                          accumulate);
       releasePairSums(op.getGrad());
@@ -1052,12 +1041,12 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
     } else {
       if (failed(nodeBuffer(op.getInput(), x)))
         return failure();
-      xRows = graph(from == hg::Endpoint::Src ? EdgeSrc : EdgeDst);
+      xRows = graph(from == hg::Endpoint::Src ? EDGE_SRC : EDGE_DST);
     }
     if (failed(edgeRows(op.getGrad(), dy, dyRows)))
       return failure();
     if (weightType.getIndex() == hg::WeightIndex::EdgeType)
-      segments = graph(EtypeOffsets);
+      segments = graph(ETYPE_OFFSETS);
   }
   ht::GemmOp::create(builder, loc, x, dy, out, xRows, dyRows, Value(), segments,
                      Value(), /*transpose_lhs=*/true,
@@ -1174,7 +1163,7 @@ LogicalResult FunctionLowering::lowerTypeSumOverPairs(hg::TypeSumOp op,
       builder, loc, MemRefType::get(shape, outType.getElementType()), out,
       groups, sizes);
   ht::GemmOp::create(builder, loc, *sums, rows, slices, Value(), Value(),
-                     Value(), graph(CompactOffsets), Value(),
+                     Value(), graph(COMPACT_OFFSETS), Value(),
                      /*transpose_lhs=*/true, /*transpose_rhs=*/false,
                      /*accumulate=*/false);
   releasePairSums(scale.getScale());
@@ -1219,8 +1208,8 @@ LogicalResult FunctionLowering::scatterToSources(hg::TypedLinearOp linear,
     if (failed(pairs))
       return failure();
     ht::GemmOp::create(builder, loc, *pairs, weight, out, Value(), Value(),
-                       graph(CompactSrc),
-                       typed ? graph(CompactOffsets) : Value(), Value(),
+                       graph(COMPACT_SRC),
+                       typed ? graph(COMPACT_OFFSETS) : Value(), Value(),
                        /*transpose_lhs=*/false, linear.getTranspose(),
                        /*accumulate=*/true, /*atomic=*/true);
     releasePairSums(linear.getInput());
@@ -1229,7 +1218,7 @@ LogicalResult FunctionLowering::scatterToSources(hg::TypedLinearOp linear,
   if (failed(edgeRows(linear.getInput(), x, rows)))
     return failure();
   ht::GemmOp::create(builder, loc, x, weight, out, rows, Value(),
-                     graph(EdgeSrc), typed ? graph(EtypeOffsets) : Value(),
+                     graph(EDGE_SRC), typed ? graph(ETYPE_OFFSETS) : Value(),
                      Value(), /*transpose_lhs=*/false, linear.getTranspose(),
                      /*accumulate=*/true, /*atomic=*/true);
   return success();
@@ -1319,7 +1308,7 @@ LogicalResult FunctionLowering::lowerAggregate(hg::AggregateOp op) {
   Sink update{out, AccessScheme::Node, SinkKind::Store};
   if (op.getKind() == hg::Reduction::Mean) {
     // Divide by the in-degree, read from the CSR row pointers.
-    Leaf rowPtr{graph(CsrRowPtr), AccessScheme::Whole};
+    Leaf rowPtr{graph(CSR_ROW_PTR), AccessScheme::Whole};
     Leaf self{out, AccessScheme::Node};
     if (failed(traverse(
             /*edgeDomain=*/false, {}, {rowPtr, self}, {update}, 1,
@@ -1328,9 +1317,9 @@ LogicalResult FunctionLowering::lowerAggregate(hg::AggregateOp op) {
               Value node = eval.row(1);
               Value next = arith::AddIOp::create(
                   b, loc, node, arith::ConstantIndexOp::create(b, loc, 1));
-              Value begin = memref::LoadOp::create(b, loc, graph(CsrRowPtr),
+              Value begin = memref::LoadOp::create(b, loc, graph(CSR_ROW_PTR),
                                                    ValueRange{node});
-              Value end = memref::LoadOp::create(b, loc, graph(CsrRowPtr),
+              Value end = memref::LoadOp::create(b, loc, graph(CSR_ROW_PTR),
                                                  ValueRange{next});
               Value degree = arith::SubIOp::create(b, loc, end, begin);
               Value one = arith::ConstantIntOp::create(b, loc, 1, 32);
@@ -1389,7 +1378,7 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
   MLIRContext *ctx = builder.getContext();
   auto whole = ht::AccessSchemeAttr::get(ctx, AccessScheme::Whole);
   auto node = ht::AccessSchemeAttr::get(ctx, AccessScheme::Node);
-  Value rowPtr = graph(CsrRowPtr), edgeIds = graph(CsrEid);
+  Value rowPtr = graph(CSR_ROW_PTR), edgeIds = graph(CSR_EID);
   auto traversal = ht::TraversalOp::create(
       builder, loc, ValueRange{}, Value(), Value(),
       ValueRange{score, rowPtr, edgeIds}, ValueRange{max, sum},
@@ -1932,8 +1921,8 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       })
       .Case([&](hg::WeightProductOp product) {
         return lowerWeightProduct(builder, product, values,
-                                  {graph(NodeType), graph(EdgeSrc),
-                                   graph(EdgeDst), graph(EtypeOffsets)},
+                                  {graph(NODE_TYPE), graph(EDGE_SRC),
+                                   graph(EDGE_DST), graph(ETYPE_OFFSETS)},
                                   temporaries);
       })
       // Row-wise ops are evaluated inside their consumers' traversals,

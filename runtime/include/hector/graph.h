@@ -50,28 +50,14 @@ typedef struct hector_graph_input {
   int64_t num_edge_types;       /* R */
 } hector_graph_input;
 
-/* The built arrays, in the order of the table in docs/compilation.md (ids
- * are stable: a new array is appended). All are int32 except edge_norm
- * (float32). */
+/* The built arrays, one id each in the order of hector/graph_arrays.def
+ * (which says what each holds; ids are stable: a new array is appended).
+ * All are int32 except edge_norm (float32). */
 typedef enum hector_graph_array_id {
-  HECTOR_GRAPH_NODE_TYPE = 0,     /* [N]   tau(v) */
-  HECTOR_GRAPH_EDGE_SRC = 1,      /* [E]   canonical order */
-  HECTOR_GRAPH_EDGE_DST = 2,      /* [E] */
-  HECTOR_GRAPH_EDGE_TYPE = 3,     /* [E] */
-  HECTOR_GRAPH_ETYPE_OFFSETS = 4, /* [R+1] */
-  HECTOR_GRAPH_EDGE_NORM = 5,     /* [E]   f32: 1 / #edges with this (dst, type) */
-  HECTOR_GRAPH_CSR_ROW_PTR = 6,   /* [N+1] by destination */
-  HECTOR_GRAPH_CSR_SRC = 7,       /* [E]   per CSR slot */
-  HECTOR_GRAPH_CSR_EID = 8,       /* [E]   canonical edge id of the slot */
-  HECTOR_GRAPH_CSR_ETYPE = 9,     /* [E] */
-  HECTOR_GRAPH_NTYPE_PERM = 10,   /* [N]   node ids sorted by type, stable */
-  HECTOR_GRAPH_NTYPE_OFFSETS = 11,/* [T+1] */
-  HECTOR_GRAPH_COMPACT_SRC = 12,  /* [P]   pairs sorted by (type, source) */
-  HECTOR_GRAPH_COMPACT_OFFSETS = 13, /* [R+1] */
-  HECTOR_GRAPH_COMPACT_MAP = 14,  /* [E]   canonical edge id -> pair id */
-  HECTOR_GRAPH_EDGE_PERM = 15,    /* [E]   canonical edge id -> input edge index */
-  HECTOR_GRAPH_PAIR_EID = 16,     /* [E]   canonical edge ids sorted by pair id, stable */
-  HECTOR_GRAPH_NUM_ARRAYS = 17
+#define HECTOR_GRAPH_ARRAY(ID, name, length, type, check, range) HECTOR_GRAPH_##ID,
+#include "hector/graph_arrays.def"
+#undef HECTOR_GRAPH_ARRAY
+  HECTOR_GRAPH_NUM_ARRAYS
 } hector_graph_array_id;
 
 /* Element types reported by hector_graph_array. */

@@ -22,17 +22,12 @@ struct ArrayRule {
   char symbol;  // N, E, R, T or P: the range of the ids, or the offsets' end
 };
 
-// Indexed by hector_graph_array_id (the table order of hector/graph.h).
+// Indexed by hector_graph_array_id (hector/graph_arrays.def).
+constexpr Rule IDS = Rule::Ids, OFFSETS = Rule::Offsets, VALUES = Rule::Values;
 const ArrayRule kRules[HECTOR_GRAPH_NUM_ARRAYS] = {
-    {Rule::Ids, 'T'},     /* node_type */       {Rule::Ids, 'N'},     /* edge_src */
-    {Rule::Ids, 'N'},     /* edge_dst */        {Rule::Ids, 'R'},     /* edge_type */
-    {Rule::Offsets, 'E'}, /* etype_offsets */   {Rule::Values, 0},    /* edge_norm */
-    {Rule::Offsets, 'E'}, /* csr_row_ptr */     {Rule::Ids, 'N'},     /* csr_src */
-    {Rule::Ids, 'E'},     /* csr_eid */         {Rule::Ids, 'R'},     /* csr_etype */
-    {Rule::Ids, 'N'},     /* ntype_perm */      {Rule::Offsets, 'N'}, /* ntype_offsets */
-    {Rule::Ids, 'N'},     /* compact_src */     {Rule::Offsets, 'P'}, /* compact_offsets */
-    {Rule::Ids, 'P'},     /* compact_map */     {Rule::Ids, 'E'},     /* edge_perm */
-    {Rule::Ids, 'E'},     /* pair_eid */
+#define HECTOR_GRAPH_ARRAY(ID, name, length, type, check, range) {check, #range[0]},
+#include "hector/graph_arrays.def"
+#undef HECTOR_GRAPH_ARRAY
 };
 
 int64_t size_of(const hector_graph_sizes& s, char symbol) {

@@ -12,10 +12,10 @@ namespace {
 
 // Table names, indexed by hector_graph_array_id.
 const char* const kArrayNames[HECTOR_GRAPH_NUM_ARRAYS] = {
-    "node_type",     "edge_src",    "edge_dst",        "edge_type",   "etype_offsets",
-    "edge_norm",     "csr_row_ptr", "csr_src",         "csr_eid",     "csr_etype",
-    "ntype_perm",    "ntype_offsets", "compact_src",   "compact_offsets", "compact_map",
-    "edge_perm",     "pair_eid"};
+#define HECTOR_GRAPH_ARRAY(ID, name, length, type, check, range) #name,
+#include "hector/graph_arrays.def"
+#undef HECTOR_GRAPH_ARRAY
+};
 
 }  // namespace
 
