@@ -16,25 +16,19 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+namespace hector {
+#define GEN_PASS_DEF_ALIGNWORKGROUPMEMORY
+#include "hector/Target/Passes.h.inc"
+} // namespace hector
+
 using namespace mlir;
 
 namespace {
 
 class AlignWorkgroupMemoryPass
-    : public PassWrapper<AlignWorkgroupMemoryPass, OperationPass<ModuleOp>> {
+    : public hector::impl::AlignWorkgroupMemoryBase<AlignWorkgroupMemoryPass> {
 public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(AlignWorkgroupMemoryPass)
-
-  StringRef getArgument() const override {
-    return "hector-align-workgroup-memory";
-  }
-  StringRef getDescription() const override {
-    return "Align every workgroup buffer of the outlined kernels to 16 bytes "
-           "(for vector accesses)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<LLVM::LLVMDialect>();
-  }
+  using AlignWorkgroupMemoryBase::AlignWorkgroupMemoryBase;
 
   void runOnOperation() override {
     MLIRContext *context = &getContext();
@@ -60,6 +54,3 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> hector::createAlignWorkgroupMemoryPass() {
-  return std::make_unique<AlignWorkgroupMemoryPass>();
-}

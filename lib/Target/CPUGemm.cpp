@@ -50,6 +50,11 @@
 
 #include <optional>
 
+namespace hector {
+#define GEN_PASS_DEF_CPUGEMM
+#include "hector/Target/Passes.h.inc"
+} // namespace hector
+
 using namespace mlir;
 using namespace hector;
 using hector::templates::constIndex;
@@ -669,20 +674,9 @@ LogicalResult GemmBuilder::lowerOuterProduct() {
 }
 
 class CPUGemmPass
-    : public PassWrapper<CPUGemmPass, OperationPass<ModuleOp>> {
+    : public hector::impl::CPUGemmBase<CPUGemmPass> {
 public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CPUGemmPass)
-
-  StringRef getArgument() const override { return "hector-cpu-gemm"; }
-  StringRef getDescription() const override {
-    return "Lower htmpl.gemm instances to vectorised CPU loops (the rest is "
-           "left to htmpl-to-loops)";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, func::FuncDialect,
-                    memref::MemRefDialect, scf::SCFDialect,
-                    vector::VectorDialect>();
-  }
+  using CPUGemmBase::CPUGemmBase;
 
   void runOnOperation() override {
     SmallVector<htmpl::GemmOp> gemms;
@@ -714,6 +708,3 @@ public:
 
 } // namespace
 
-std::unique_ptr<Pass> hector::createCPUGemmPass() {
-  return std::make_unique<CPUGemmPass>();
-}

@@ -38,23 +38,19 @@
 #include "mlir/Pass/Pass.h"
 #include "mlir/Transforms/RegionUtils.h"
 
+namespace hector {
+#define GEN_PASS_DEF_CPUPARALLEL
+#include "hector/Target/Passes.h.inc"
+} // namespace hector
+
 using namespace mlir;
 
 namespace {
 
 class CPUParallelPass
-    : public PassWrapper<CPUParallelPass, OperationPass<ModuleOp>> {
+    : public hector::impl::CPUParallelBase<CPUParallelPass> {
 public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CPUParallelPass)
-
-  StringRef getArgument() const override { return "hector-cpu-parallel"; }
-  StringRef getDescription() const override {
-    return "Run outermost scf.parallel loops on the CPU library's thread pool";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, func::FuncDialect,
-                    LLVM::LLVMDialect, scf::SCFDialect>();
-  }
+  using CPUParallelBase::CPUParallelBase;
 
   void runOnOperation() override;
 
@@ -268,6 +264,3 @@ LogicalResult CPUParallelPass::outline(scf::ParallelOp loop,
 
 } // namespace
 
-std::unique_ptr<Pass> hector::createCPUParallelPass() {
-  return std::make_unique<CPUParallelPass>();
-}

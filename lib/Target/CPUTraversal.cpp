@@ -64,6 +64,11 @@
 
 #include <map>
 
+namespace hector {
+#define GEN_PASS_DEF_CPUTRAVERSAL
+#include "hector/Target/Passes.h.inc"
+} // namespace hector
+
 using namespace mlir;
 using namespace hector;
 using hector::htmpl::AccessScheme;
@@ -252,20 +257,9 @@ Value lowerBound(OpBuilder &b, Location loc, Value lo, Value hi,
 }
 
 class CPUTraversalPass
-    : public PassWrapper<CPUTraversalPass, OperationPass<ModuleOp>> {
+    : public hector::impl::CPUTraversalBase<CPUTraversalPass> {
 public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CPUTraversalPass)
-
-  StringRef getArgument() const override { return "hector-cpu-traversal"; }
-  StringRef getDescription() const override {
-    return "Partition COO edge traversals by destination (and pair-order "
-           "ones by pair) so that accumulates into those rows need no "
-           "atomics";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, memref::MemRefDialect,
-                    scf::SCFDialect>();
-  }
+  using CPUTraversalBase::CPUTraversalBase;
 
   void runOnOperation() override;
 
@@ -568,6 +562,3 @@ void CPUTraversalPass::runOnOperation() {
 
 } // namespace
 
-std::unique_ptr<Pass> hector::createCPUTraversalPass() {
-  return std::make_unique<CPUTraversalPass>();
-}

@@ -20,6 +20,11 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
+namespace hector {
+#define GEN_PASS_DEF_CHECKHOSTRESIDENT
+#include "hector/Target/Passes.h.inc"
+} // namespace hector
+
 using namespace mlir;
 
 namespace {
@@ -49,17 +54,9 @@ std::optional<std::pair<bool, bool>> accessOf(Operation *op, Value v) {
 }
 
 class CheckHostResidentPass
-    : public PassWrapper<CheckHostResidentPass, OperationPass<ModuleOp>> {
+    : public hector::impl::CheckHostResidentBase<CheckHostResidentPass> {
 public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CheckHostResidentPass)
-
-  StringRef getArgument() const override {
-    return "hector-check-host-resident";
-  }
-  StringRef getDescription() const override {
-    return "Check that host-resident entry arguments are only read, in "
-           "place, by GPU kernels (never copied, written or read on the host)";
-  }
+  using CheckHostResidentBase::CheckHostResidentBase;
 
   void runOnOperation() override {
     bool failedCheck = false;
@@ -120,6 +117,3 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> hector::createCheckHostResidentPass() {
-  return std::make_unique<CheckHostResidentPass>();
-}

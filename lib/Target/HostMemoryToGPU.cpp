@@ -24,6 +24,11 @@
 #include "mlir/Interfaces/ViewLikeInterface.h"
 #include "mlir/Pass/Pass.h"
 
+namespace hector {
+#define GEN_PASS_DEF_HOSTMEMORYTOGPU
+#include "hector/Target/Passes.h.inc"
+} // namespace hector
+
 using namespace mlir;
 
 namespace {
@@ -53,18 +58,9 @@ bool insideKernel(Operation *op) {
 }
 
 class HostMemoryToGPUPass
-    : public PassWrapper<HostMemoryToGPUPass, OperationPass<ModuleOp>> {
+    : public hector::impl::HostMemoryToGPUBase<HostMemoryToGPUPass> {
 public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(HostMemoryToGPUPass)
-
-  StringRef getArgument() const override { return "hector-host-memory-to-gpu"; }
-  StringRef getDescription() const override {
-    return "Turn host allocations and copies into gpu.alloc/dealloc/memcpy "
-           "and reject host accesses to device memory";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<gpu::GPUDialect, memref::MemRefDialect>();
-  }
+  using HostMemoryToGPUBase::HostMemoryToGPUBase;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
@@ -161,8 +157,4 @@ private:
 };
 
 } // namespace
-
-std::unique_ptr<Pass> hector::createHostMemoryToGPUPass() {
-  return std::make_unique<HostMemoryToGPUPass>();
-}
 

@@ -37,6 +37,11 @@
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Pass/Pass.h"
 
+namespace hector {
+#define GEN_PASS_DEF_MAPPARALLELLOOPS
+#include "hector/Target/Passes.h.inc"
+} // namespace hector
+
 using namespace mlir;
 
 namespace {
@@ -53,28 +58,15 @@ gpu::ParallelLoopDimMappingAttr mappingTo(MLIRContext *ctx,
 }
 
 class MapParallelLoopsPass
-    : public PassWrapper<MapParallelLoopsPass, OperationPass<ModuleOp>> {
+    : public hector::impl::MapParallelLoopsBase<MapParallelLoopsPass> {
 public:
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(MapParallelLoopsPass)
-
-  explicit MapParallelLoopsPass(int64_t blockSize = hector::kDefaultGPUBlockSize) {
-    this->blockSize = blockSize;
-  }
-  MapParallelLoopsPass(const MapParallelLoopsPass &other)
-      : PassWrapper(other) {}
-
-  StringRef getArgument() const override { return "hector-map-parallel-loops"; }
-  StringRef getDescription() const override {
-    return "Map outermost scf.parallel loops of host code onto a 1-D GPU grid";
-  }
-  void getDependentDialects(DialectRegistry &registry) const override {
-    registry.insert<arith::ArithDialect, gpu::GPUDialect, scf::SCFDialect>();
-  }
+  using MapParallelLoopsBase::MapParallelLoopsBase;
 
   void runOnOperation() override {
     if (blockSize < 1 || blockSize > kMaxBlockSize) {
       getOperation().emitError("hector-map-parallel-loops: block size ")
-          << blockSize << " is outside [1, " << kMaxBlockSize << "]";
+          << blockSize.getValue() << " is outside [1, " << kMaxBlockSize
+          << "]";
       return signalPassFailure();
     }
     // Outermost flat loops of host code; nests and loops already mapped
@@ -97,10 +89,6 @@ public:
   }
 
 private:
-  Option<int64_t> blockSize{*this, "block-size",
-                            llvm::cl::desc("GPU threads per block"),
-                            llvm::cl::init(hector::kDefaultGPUBlockSize)};
-
   LogicalResult mapRoot(scf::ParallelOp root);
 };
 
@@ -188,6 +176,3 @@ LogicalResult MapParallelLoopsPass::mapRoot(scf::ParallelOp root) {
 
 } // namespace
 
-std::unique_ptr<Pass> hector::createMapParallelLoopsPass(int64_t blockSize) {
-  return std::make_unique<MapParallelLoopsPass>(blockSize);
-}

@@ -203,12 +203,9 @@ void hector::registerTargetPasses() {
   });
 }
 
-void hector::registerBackendPasses() {
-  mlir::registerPass([] { return createAlignWorkgroupMemoryPass(); });
-  mlir::registerPass([] { return createMapParallelLoopsPass(); });
-  mlir::registerPass([] { return createHostMemoryToGPUPass(); });
-  mlir::registerPass([] { return createCheckHostResidentPass(); });
-  mlir::registerPass([] { return createCPUGemmPass(); });
-  mlir::registerPass([] { return createCPUParallelPass(); });
-  mlir::registerPass([] { return createCPUTraversalPass(); });
-}
+namespace hector {
+#define GEN_PASS_REGISTRATION
+#include "hector/Target/Passes.h.inc"
+} // namespace hector
+
+void hector::registerBackendPasses() { registerHectorTargetPasses(); }

@@ -5,3 +5,4 @@
 // RUN: diff %hector_obj_root/docs/Dialects/HTmplDialect.md %hector_src_root/docs/dialects/HTmplDialect.md
 // RUN: diff %hector_obj_root/docs/HectorConversionPasses.md %hector_src_root/docs/passes/HectorConversionPasses.md
 // RUN: diff %hector_obj_root/docs/HGraphTransformsPasses.md %hector_src_root/docs/passes/HGraphTransformsPasses.md
+// RUN: diff %hector_obj_root/docs/HectorTargetPasses.md %hector_src_root/docs/passes/HectorTargetPasses.md

@@ -1,0 +1,140 @@
+//===- Passes.td - passes of Hector's backends -------------*- tablegen -*-===//
+//
+// The backends' own passes (docs/backends.md). CUDA: they turn the parallel
+// loops and host allocations that htmpl-to-loops produces into what
+// upstream's GPU lowering accepts. CPU: vectorised GEMMs, traversals
+// partitioned so that their sums need no atomics, and parallel loops on a
+// thread pool.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef HECTOR_TARGET_PASSES_TD
+#define HECTOR_TARGET_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// CUDA
+//===----------------------------------------------------------------------===//
+
+def MapParallelLoops : Pass<"hector-map-parallel-loops", "mlir::ModuleOp"> {
+  let summary = "Map outermost scf.parallel loops of host code onto a 1-D GPU grid";
+  let description = [{
+    Maps every outermost *flat* `scf.parallel` of host code (one with no
+    parallel loop inside) onto a 1-D GPU grid: all dimensions are collapsed
+    into one (the last one varying fastest, so that neighbouring threads
+    touch neighbouring elements) and split into blocks of `block-size`
+    threads (`hector.block_size` on a loop overrides it). The loops then
+    carry the mapping `convert-parallel-loops-to-gpu` reads. Nests (blocks x
+    threads, as htmpl-to-loops shapes them) are left to upstream's
+    gpu-map-parallel-loops. A loop with reductions is an error.
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t",
+           /*default=*/"::hector::kDefaultGPUBlockSize",
+           "GPU threads per block">
+  ];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::gpu::GPUDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def HostMemoryToGPU : Pass<"hector-host-memory-to-gpu", "mlir::ModuleOp"> {
+  let summary = "Turn host allocations and copies into gpu.alloc/dealloc/memcpy "
+                "and reject host accesses to device memory";
+  let description = [{
+    Host code's `memref.alloc` / `dealloc` / `copy` become `gpu.alloc` /
+    `dealloc` / `memcpy`, since every buffer of a CUDA entry point lives in
+    device memory. Host code that would still read or write a buffer
+    (outside a `gpu.launch`), and host stack memory used by a kernel, are
+    reported as errors: either would fail only at run time.
+  }];
+  let dependentDialects = [
+    "::mlir::gpu::GPUDialect", "::mlir::memref::MemRefDialect"
+  ];
+}
+
+def CheckHostResident : Pass<"hector-check-host-resident", "mlir::ModuleOp"> {
+  let summary = "Check that host-resident entry arguments are only read, in "
+                "place, by GPU kernels (never copied, written or read on the host)";
+  let description = [{
+    An entry point argument marked `host_resident = true` in its
+    `hector.arg` lives in pinned, mapped host memory; it may only be read by
+    GPU kernels (`gpu.launch` bodies), in place. A write, a host read or a
+    copy (which would become a staging copy to the device), or a use by an
+    op that states no memory effects is an error.
+  }];
+}
+
+def AlignWorkgroupMemory : Pass<"hector-align-workgroup-memory", "mlir::ModuleOp"> {
+  let summary = "Align every workgroup buffer of the outlined kernels to 16 "
+                "bytes (for vector accesses)";
+  let description = [{
+    Every workgroup (shared memory) buffer of an outlined kernel gets
+    `llvm.align = 16`, so that the 16-byte vector accesses of the GEMM
+    kernels are aligned (LLVM would otherwise align a buffer to its element
+    only).
+  }];
+  let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// CPU
+//===----------------------------------------------------------------------===//
+
+def CPUGemm : Pass<"hector-cpu-gemm", "mlir::ModuleOp"> {
+  let summary = "Lower htmpl.gemm instances to vectorised CPU loops (the rest "
+                "is left to htmpl-to-loops)";
+  let description = [{
+    Lowers the `htmpl.gemm` instances of a CPU module to loops whose
+    innermost dimension is contiguous and explicitly vectorised (vector
+    accumulators over output columns; per-chunk private buffers for outer
+    products). Scatters with atomic stores run per owner of the output rows
+    (`hector_cpu_num_threads` parts), without atomics and in row order.
+    Instances with dynamic weight sizes are left as they are for
+    htmpl-to-loops.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def CPUTraversal : Pass<"hector-cpu-traversal", "mlir::ModuleOp"> {
+  let summary = "Partition COO edge traversals by destination (and pair-order "
+                "ones by pair) so that accumulates into those rows need no atomics";
+  let description = [{
+    A COO edge traversal whose accumulates go into destination rows is split
+    by blocks of destination nodes (each edge type's run of edges into a
+    block found by binary search in the canonical (type, destination)
+    order); one whose accumulates go into edge-type rows only runs one
+    iteration per edge type; a pair-order traversal whose accumulates go
+    into pair rows runs one iteration per block of pairs. Those accumulates
+    then need no atomics. A run-time check of the order falls back to the
+    unchanged traversal (atomics, through htmpl-to-loops) for arrays that
+    are not sorted.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
+def CPUParallel : Pass<"hector-cpu-parallel", "mlir::ModuleOp"> {
+  let summary = "Run outermost scf.parallel loops on the CPU library's thread pool";
+  let description = [{
+    Outlines every outermost `scf.parallel` (without reductions) of a CPU
+    module into a function over a range of its linearised iterations,
+    called through the CPU runtime's `hector_cpu_parallel_for`; the values
+    it uses travel in a context struct. Loops with reductions or values that
+    have no LLVM form stay sequential.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::LLVM::LLVMDialect", "::mlir::scf::SCFDialect"
+  ];
+}
+
+#endif // HECTOR_TARGET_PASSES_TD
