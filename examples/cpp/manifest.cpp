@@ -1,8 +1,9 @@
 #include "manifest.h"
 
+#include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <fstream>
-#include <initializer_list>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,36 @@ constexpr const char *kFormat = "hector-library-manifest";
 constexpr int kFormatVersion = 1;
 // Sizes above this are surely not a real buffer; keeps products in range.
 constexpr int64_t kMaxSize = int64_t(1) << 40;
+
+// The entry kinds and argument roles of hector/entry_abi.def: per role,
+// what an entry of each kind (in kKinds' order) does with the argument.
+enum class Access { NONE, READ, WRITTEN };
+constexpr const char *kKinds[] = {
+#define HECTOR_ENTRY_KIND(ID, name) #name,
+#include "hector/entry_abi.def"
+#undef HECTOR_ENTRY_KIND
+};
+struct Role {
+  const char *name;
+  Access access[std::size(kKinds)];
+};
+constexpr Role kRoles[] = {
+#define HECTOR_ARG_ROLE(ID, name, inference, forward, backward)                \
+  {#name, {Access::inference, Access::forward, Access::backward}},
+#include "hector/entry_abi.def"
+#undef HECTOR_ARG_ROLE
+};
+
+// What an entry of `kind` does with an argument of `role`; null when either
+// is unknown.
+const Access *accessOf(const std::string &role, const std::string &kind) {
+  for (const Role &r : kRoles)
+    if (role == r.name)
+      for (size_t k = 0; k < std::size(kKinds); ++k)
+        if (kind == kKinds[k])
+          return &r.access[k];
+  return nullptr;
+}
 
 [[noreturn]] void fail(const std::string &path, const std::string &what) {
   throw ManifestError(path + ": not a valid hectorc manifest: " + what);
@@ -69,13 +100,6 @@ std::optional<int64_t> sizeValue(const std::string &path, const json &value,
   return value.get<int64_t>();
 }
 
-bool isOneOf(const std::string &text, std::initializer_list<const char *> set) {
-  for (const char *item : set)
-    if (text == item)
-      return true;
-  return false;
-}
-
 ArgSpec parseArgument(const std::string &path, const json &raw, int index,
                       const std::string &entry, const std::string &kind) {
   std::string where =
@@ -87,18 +111,14 @@ ArgSpec parseArgument(const std::string &path, const json &raw, int index,
   arg.role = stringField(path, raw, "role", where);
   arg.name = stringField(path, raw, "name", where);
   arg.dtype = stringField(path, raw, "dtype", where);
-  if (!isOneOf(arg.role, {"graph", "input", "weight", "output", "saved",
-                          "grad_output", "grad"}))
+  const Access *access = accessOf(arg.role, kind);
+  if (!access)
     fail(path, where + " has role '" + arg.role + "'");
   // Which roles each kind of entry may have (docs/compilation.md).
-  if ((kind == "inference" &&
-       isOneOf(arg.role, {"saved", "grad_output", "grad"})) ||
-      (kind == "training_forward" &&
-       isOneOf(arg.role, {"grad_output", "grad"})))
+  if (*access == Access::NONE)
     fail(path, where + " has role '" + arg.role + "' in an entry of kind " +
                    kind);
-  arg.output = isOneOf(arg.role, {"output", "grad"}) ||
-               (arg.role == "saved" && kind == "training_forward");
+  arg.output = *access == Access::WRITTEN;
   if (arg.name.empty())
     fail(path, where + " has no name");
   const json &rank = field(path, raw, "rank", where);
@@ -231,8 +251,8 @@ Manifest readManifest(const std::string &path) {
     // Manifests from before training entries carry no kind: inference.
     entry.kind = raw.contains("kind") ? stringField(path, raw, "kind", where)
                                       : "inference";
-    if (!isOneOf(entry.kind,
-                 {"inference", "training_forward", "training_backward"}))
+    if (std::none_of(std::begin(kKinds), std::end(kKinds),
+                     [&](const char *kind) { return entry.kind == kind; }))
       fail(path, where + " has kind '" + entry.kind + "'");
     entry.primal = raw.contains("primal")
                        ? stringField(path, raw, "primal", where)

@@ -2,6 +2,8 @@
 
 #include "hector/Target/EntryPoints.h"
 
+#include "hector/EntryABI.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -15,6 +17,7 @@
 #include <set>
 
 using namespace mlir;
+namespace abi = hector::abi;
 using hector::EntryArgument;
 using hector::EntryPoint;
 using hector::OffloadedValue;
@@ -29,11 +32,6 @@ constexpr llvm::StringLiteral kKindAttr = "hector.kind";
 constexpr llvm::StringLiteral kPrimalAttr = "hector.primal";
 constexpr llvm::StringLiteral kTypedEndpointsAttr = "hector.typed_endpoints";
 constexpr llvm::StringLiteral kOffloadAttr = "hector.offload";
-constexpr llvm::StringLiteral kRoles[] = {"graph",  "input",       "weight",
-                                          "output", "saved",       "grad_output",
-                                          "grad"};
-constexpr llvm::StringLiteral kKinds[] = {"inference", "training_forward",
-                                          "training_backward"};
 
 /// The numpy name of a memref element type, or "" when unsupported.
 std::string dtypeName(Type type) {
@@ -123,9 +121,9 @@ LogicalResult readArgAttr(func::FuncOp func, unsigned index, Attribute attr,
 
   if (Attribute role = dict.get("role")) {
     auto text = dyn_cast<StringAttr>(role);
-    if (!text || !llvm::is_contained(kRoles, text.getValue())) {
+    if (!text || !llvm::is_contained(abi::roleNames(), text.getValue())) {
       InFlightDiagnostic diag = fail() << "role must be one of";
-      for (auto [i, name] : llvm::enumerate(kRoles))
+      for (auto [i, name] : llvm::enumerate(abi::roleNames()))
         diag << (i ? ", \"" : " \"") << name << "\"";
       return diag << "; got " << role;
     }
@@ -185,12 +183,10 @@ FailureOr<EntryPoint> prepareEntryPoint(func::FuncOp func,
   entry.primal = entry.name;
   if (Attribute attr = func->getAttr(kKindAttr)) {
     auto text = dyn_cast<StringAttr>(attr);
-    if (!text || !llvm::is_contained(kKinds, text.getValue()))
+    if (!text || !abi::isEntryKind(text.getValue()))
       return func.emitError("entry point '")
-             << entry.name << "': '" << kKindAttr
-             << "' must be \"inference\", \"training_forward\" or "
-                "\"training_backward\", got "
-             << attr;
+             << entry.name << "': '" << kKindAttr << "' must be "
+             << abi::entryKindList("\"") << ", got " << attr;
     entry.kind = text.getValue().str();
   }
   if (Attribute attr = func->getAttr(kPrimalAttr)) {

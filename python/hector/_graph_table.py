@@ -1,6 +1,6 @@
 # Generated from runtime/include/hector/graph_arrays.def by
-# scripts/generate-graph-table.py: edit the table there, then run the script
-# (test/python/test_graph_table.py checks that this copy is current).
+# scripts/generate-abi-tables.py: edit the table there, then run the script
+# (test/python/test_abi_tables.py checks that this copy is current).
 """The graph arrays of hector_graph_build, in id order."""
 
 from typing import NamedTuple

@@ -51,7 +51,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from . import _runtime, _torch_allocator
+from . import _entry_abi, _runtime, _torch_allocator
 from ._graph_checks import check_graph_indices, check_typed_endpoints
 
 __all__ = ["load", "CompiledLibrary", "EntryPoint", "Argument", "LaunchError"]
@@ -65,9 +65,17 @@ MANIFEST_VERSION = 1
 # tensors as outputs) and f_bwd ("training_backward": what the backward reads,
 # the saved tensors, the cotangents "d_result<i>" of f's results, then the
 # gradients "d_<argument>" as outputs); both name f in "primal".
-ROLES = ("graph", "input", "weight", "output", "saved", "grad_output", "grad")
-OUTPUT_ROLES = ("output", "saved", "grad")
-KINDS = ("inference", "training_forward", "training_backward")
+# Both from runtime/include/hector/entry_abi.def (python/hector/_entry_abi.py).
+ROLES = tuple(_entry_abi.ACCESS)
+KINDS = _entry_abi.KINDS
+
+
+def access(role: str, kind: str) -> str:
+    """What an entry point of `kind` does with an argument of `role`:
+    "none" (not allowed), "read", or "written" (an output the caller
+    allocates)."""
+    return _entry_abi.ACCESS[role][KINDS.index(kind)]
+
 DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64")
 STREAM_ASYNC = 1  # HECTOR_STREAM_ASYNC (runtime/include/hector/launch.h)
 
@@ -133,8 +141,7 @@ class Argument:
         """Whether the caller allocates this buffer and the entry point fills
         it: results, saved tensors of a training forward, gradients. (Saved
         tensors are outputs of f_fwd and inputs of f_bwd.)"""
-        return self.role in OUTPUT_ROLES and not (self.role == "saved" and self.entry_kind ==
-                                                  "training_backward")
+        return access(self.role, self.entry_kind) == "written"
 
 
 def _descriptor_type(rank: int, cache: dict = {}) -> type:  # noqa: B006
@@ -211,10 +218,9 @@ def _parse_argument(path: str, entry: str, index: int, raw, kind: str) -> Argume
     for size in sizes:
         if not (size is None or (isinstance(size, int) and size >= 0)):
             raise _manifest_error(path, f"{where} has a bad size {size!r}")
-    if role in ("saved", "grad", "grad_output") and kind == "inference":
-        raise _manifest_error(path, f"{where} has role {role!r} in an inference entry")
-    if role in ("grad", "grad_output") and kind == "training_forward":
-        raise _manifest_error(path, f"{where} has role {role!r} in a training_forward entry")
+    if access(role, kind) == "none":
+        article = "an" if kind[0] in "aeiou" else "a"
+        raise _manifest_error(path, f"{where} has role {role!r} in {article} {kind} entry")
     host_resident = raw.get("host_resident", False)
     if not isinstance(host_resident, bool):
         raise _manifest_error(path, f"{where} has host_resident {host_resident!r}")

@@ -33,6 +33,7 @@
 #include "../TemplateUtils/TemplateUtils.h"
 
 #include "hector/Conversion/Passes.h"
+#include "hector/EntryABI.h"
 #include "hector/Dialect/HGraph/IR/HGraph.h"
 #include "hector/Dialect/HTmpl/IR/HTmpl.h"
 
@@ -59,6 +60,7 @@ using hector::templates::constIndex;
 using hector::templates::loadIndex;
 namespace hg = hector::hgraph;
 namespace ht = hector::htmpl;
+namespace abi = hector::abi;
 using ht::AccessScheme;
 
 namespace {
@@ -92,10 +94,6 @@ constexpr GraphArrayInfo kGraphArrays[NumGraphArrays] = {
 #undef HECTOR_GRAPH_ARRAY
 };
 
-/// Roles an hgraph.func argument or result may declare with `hgraph.role`.
-constexpr llvm::StringLiteral kArgumentRoles[] = {"input", "weight", "saved",
-                                                  "grad_output"};
-constexpr llvm::StringLiteral kResultRoles[] = {"output", "saved", "grad"};
 
 /// The most row-wise ops one traversal evaluates in its body, and the most a
 /// value read more than once may take. A larger expression is cut: some of
@@ -172,7 +170,7 @@ private:
                          ArrayRef<Attribute> shape);
   SmallVector<Attribute> shapeSymbols(Type hgraphType, bool compactRows);
   FailureOr<std::string> roleOf(DictionaryAttr attrs, StringRef fallback,
-                                ArrayRef<llvm::StringLiteral> allowed,
+                                ArrayRef<StringRef> allowed,
                                 Location where, const Twine &what);
 
   // Sizes and temporaries.
@@ -322,7 +320,7 @@ DictionaryAttr FunctionLowering::argAttr(StringRef role, StringRef name,
 
 FailureOr<std::string>
 FunctionLowering::roleOf(DictionaryAttr attrs, StringRef fallback,
-                         ArrayRef<llvm::StringLiteral> allowed, Location where,
+                         ArrayRef<StringRef> allowed, Location where,
                          const Twine &what) {
   Attribute role = attrs ? attrs.get("hgraph.role") : nullptr;
   if (!role)
@@ -373,7 +371,8 @@ LogicalResult FunctionLowering::createEntryPoint() {
     std::string name = source.getArgumentName(index);
     FailureOr<std::string> role =
         roleOf(dict, isa<hg::WeightType>(arg.getType()) ? "weight" : "input",
-               kArgumentRoles, arg.getLoc(), "argument '" + name + "'");
+               abi::hgraphRoles(/*results=*/false), arg.getLoc(),
+               "argument '" + name + "'");
     FailureOr<bool> compact =
         compactRows(dict, arg.getType(), "argument '" + name + "'");
     if (failed(role) || failed(compact))
@@ -417,7 +416,8 @@ LogicalResult FunctionLowering::createEntryPoint() {
             source.getResultAttrOfType<StringAttr>(index, "hgraph.name"))
       name = named.str();
     FailureOr<std::string> role =
-        roleOf(dict, "output", kResultRoles, loc, "result '" + name + "'");
+        roleOf(dict, "output", abi::hgraphRoles(/*results=*/true), loc,
+               "result '" + name + "'");
     FailureOr<bool> compact = compactRows(dict, type, "result '" + name + "'");
     if (failed(role) || failed(compact))
       return failure();

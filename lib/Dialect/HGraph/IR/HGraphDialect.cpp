@@ -1,6 +1,7 @@
 //===- HGraphDialect.cpp - hgraph dialect registration ----------*- C++ -*-===//
 
 #include "hector/Dialect/HGraph/IR/HGraph.h"
+#include "hector/EntryABI.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -9,6 +10,7 @@
 
 using namespace mlir;
 using namespace hector::hgraph;
+namespace abi = hector::abi;
 
 #include "hector/Dialect/HGraph/IR/HGraphDialect.cpp.inc"
 #include "hector/Dialect/HGraph/IR/HGraphEnums.cpp.inc"
@@ -41,11 +43,9 @@ LogicalResult HGraphDialect::verifyOperationAttribute(Operation *op,
       return op->emitError() << "'" << attr.getName().getValue()
                              << "' must be a string on an hgraph.func";
     if (attr.getName() == "hgraph.kind" &&
-        !llvm::is_contained({"inference", "training_forward",
-                             "training_backward"},
-                            text.getValue()))
-      return op->emitError() << "'hgraph.kind' must be inference, "
-                                "training_forward or training_backward, got '"
+        !abi::isEntryKind(text.getValue()))
+      return op->emitError() << "'hgraph.kind' must be "
+                             << abi::entryKindList() << ", got '"
                              << text.getValue() << "'";
     return success();
   }
