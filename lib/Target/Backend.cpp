@@ -217,6 +217,17 @@ LogicalResult linkCPURuntime(llvm::Module &module, std::string &error) {
   });
   if (!used)
     return success();
+  // The peak of the temporaries is exported for callers that measure memory
+  // (hector.compiled's peak_temporary_bytes): declared here, so that
+  // LinkOnlyNeeded brings it in.
+  for (StringRef name : {"hector_cpu_peak_temporary_bytes",
+                         "hector_cpu_reset_peak_temporary_bytes"})
+    module.getOrInsertFunction(
+        name, llvm::FunctionType::get(
+                  name.contains("reset")
+                      ? llvm::Type::getVoidTy(module.getContext())
+                      : llvm::Type::getInt64Ty(module.getContext()),
+                  /*isVarArg=*/false));
   llvm::MemoryBufferRef buffer(
       StringRef(reinterpret_cast<const char *>(kCPURuntimeBitcode),
                 sizeof(kCPURuntimeBitcode)),

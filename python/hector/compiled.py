@@ -688,15 +688,24 @@ class CompiledLibrary:
     temporaries_in_torch = False
 
     def peak_temporary_bytes(self, reset: bool = False) -> int:
-        """The most bytes of temporary device buffers the library's entry
-        points held at once (since the last reset); 0 for CPU libraries,
-        whose temporaries live in host memory. Where `temporaries_in_torch`,
-        torch's own peak already counts them."""
-        if self.target != "cuda":
-            return 0
-        peak = int(self._lib.hector_launch_peak_temporary_bytes())
+        """The most bytes of temporary buffers the library's entry points
+        held at once since the last reset: device memory (CUDA libraries;
+        where `temporaries_in_torch`, torch's own peak already counts them)
+        or host memory (CPU libraries, at the capacity of each block; 0 for
+        a library built before they counted it)."""
+        if self.target == "cuda":
+            peak_of, reset_peak = ("hector_launch_peak_temporary_bytes",
+                                   "hector_launch_reset_peak_temporary_bytes")
+        else:
+            peak_of, reset_peak = ("hector_cpu_peak_temporary_bytes",
+                                   "hector_cpu_reset_peak_temporary_bytes")
+            if not hasattr(self._lib, peak_of):
+                return 0
+            getattr(self._lib, peak_of).restype = ctypes.c_uint64
+            getattr(self._lib, reset_peak).restype = None
+        peak = int(getattr(self._lib, peak_of)())
         if reset:
-            self._lib.hector_launch_reset_peak_temporary_bytes()
+            getattr(self._lib, reset_peak)()
         return peak
 
     def trim_temporaries(self) -> None:

@@ -21,7 +21,10 @@
  *    for requests of their size (up to 1/8 less). A model's temporaries are
  *    edge-sized and the same at every call; fresh ones would be page-faulted
  *    and zeroed by the kernel at every call. HECTOR_CPU_CACHE=0 turns the
- *    cache off.
+ *    cache off. The bytes the library's temporaries hold are counted; their
+ *    peak is the one part of this runtime a library exports
+ *    (hector_cpu_peak_temporary_bytes, hector_cpu_reset_peak_temporary_bytes),
+ *    for callers that measure memory.
  *
  *===----------------------------------------------------------------------===*/
 
@@ -309,6 +312,29 @@ struct block_cache {
 static struct block_cache cache = {.lock = PTHREAD_MUTEX_INITIALIZER,
                                    .enabled = -1};
 
+/* Bytes the library's temporaries hold (each block counted at its
+ * capacity), and the most they held at once since the last reset. */
+static size_t live_bytes, peak_bytes;
+
+static void count_allocation(size_t capacity) {
+  size_t now = __atomic_add_fetch(&live_bytes, capacity, __ATOMIC_RELAXED);
+  size_t peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+  while (now > peak &&
+         !__atomic_compare_exchange_n(&peak_bytes, &peak, now, 1,
+                                      __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+}
+
+uint64_t hector_cpu_peak_temporary_bytes(void) {
+  return __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
+}
+
+/* The peak starts again from what is held now. */
+void hector_cpu_reset_peak_temporary_bytes(void) {
+  __atomic_store_n(&peak_bytes, __atomic_load_n(&live_bytes, __ATOMIC_RELAXED),
+                   __ATOMIC_RELAXED);
+}
+
 static int cache_enabled(void) {
   if (cache.enabled < 0) {
     const char *text = getenv("HECTOR_CPU_CACHE");
@@ -333,8 +359,10 @@ HIDDEN void *_mlir_memref_to_llvm_alloc(size_t size) {
       cache.raw[best] = NULL;
     }
     pthread_mutex_unlock(&cache.lock);
-    if (raw)
+    if (raw) {
+      count_allocation(*(size_t *)raw);
       return (char *)raw + kHeader;
+    }
   }
   if (size > SIZE_MAX - kHeader)
     return NULL;
@@ -342,6 +370,7 @@ HIDDEN void *_mlir_memref_to_llvm_alloc(size_t size) {
   if (posix_memalign(&raw, kHeader, size + kHeader) != 0)
     return NULL;
   *(size_t *)raw = size;
+  count_allocation(size);
   return (char *)raw + kHeader;
 }
 
@@ -357,6 +386,7 @@ HIDDEN void _mlir_memref_to_llvm_free(void *ptr) {
     return;
   void *raw = (char *)ptr - kHeader;
   size_t capacity = *(size_t *)raw;
+  __atomic_sub_fetch(&live_bytes, capacity, __ATOMIC_RELAXED);
   if (capacity >= kCacheMin) {
     pthread_mutex_lock(&cache.lock);
     if (cache_enabled()) {
