@@ -62,8 +62,11 @@
 // SYMBOLS-DAG: T _mlir_ciface_aggregate
 // SYMBOLS-DAG: T _mlir_ciface_double
 
-// The CPU runtime and the per-CPU versions of the code stay inside.
-// HIDDEN-NOT: hector_cpu
+// The CPU runtime and the per-CPU versions of the code stay inside, but
+// for the peak of the temporaries (for callers that measure memory).
+// SYMBOLS-DAG: T hector_cpu_peak_temporary_bytes
+// SYMBOLS-DAG: T hector_cpu_reset_peak_temporary_bytes
+// HIDDEN-NOT: hector_cpu_{{parallel|num_threads|level}}
 // HIDDEN-NOT: _mlir_memref_to_llvm
 // HIDDEN-NOT: x86-64
 
