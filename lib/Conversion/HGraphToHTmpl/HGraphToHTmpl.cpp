@@ -103,6 +103,12 @@ constexpr GraphArrayInfo kGraphArrays[NumGraphArrays] = {
 /// expressions have a fraction of either bound (at most 11 ops).
 constexpr int64_t kMaxFusedOps = 96;
 constexpr int64_t kMaxSharedOps = 24;
+/// A per-edge scalar (one value per edge and head) read by several ops whose
+/// evaluation loads at least this many values is stored once instead
+/// (planFusion): its readers land in different traversals, some walking
+/// pair order, where each of those loads is a scattered 32-byte sector, and
+/// one stored value per edge is cheaper than evaluating it again in each.
+constexpr int64_t kMinLoadsOfSharedScalar = 3;
 
 /// The widest feature row and the largest weight dimension this lowering
 /// accepts. The code generators unroll per column tile (the CPU GEMM), so
@@ -185,6 +191,8 @@ private:
   // Lowering of the ops that produce memory.
   LogicalResult checkWidths();
   void planFusion();
+  bool isCostlySharedScalar(Value value,
+                            const llvm::SmallPtrSetImpl<Operation *> &ops);
   LogicalResult storeRows(Value value);
   LogicalResult lower(Operation *op);
   LogicalResult lowerTypedLinear(hg::TypedLinearOp op);
@@ -1869,11 +1877,28 @@ void FunctionLowering::planFusion() {
       operands.erase(largest);
     }
     Value result = op.getResult(0);
-    if (!result.hasOneUse() && ops.size() > kMaxSharedOps)
+    if (!result.hasOneUse() &&
+        (ops.size() > kMaxSharedOps || isCostlySharedScalar(result, ops)))
       storedRows.insert(result);
     else
       fused[result] = std::move(ops);
   }
+}
+
+/// Whether `value`, evaluated by the row-wise ops `ops`, is a per-edge
+/// scalar whose evaluation loads at least kMinLoadsOfSharedScalar values
+/// (the operands of `ops` that none of them defines).
+bool FunctionLowering::isCostlySharedScalar(
+    Value value, const llvm::SmallPtrSetImpl<Operation *> &ops) {
+  auto type = cast<hg::FeatureType>(value.getType());
+  if (!type.isEdgeWise() || type.getHeadWidth() != 1)
+    return false;
+  llvm::SmallPtrSet<Value, 8> loads;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (!ops.contains(operand.getDefiningOp()))
+        loads.insert(operand);
+  return static_cast<int64_t>(loads.size()) >= kMinLoadsOfSharedScalar;
 }
 
 /// Stores a row-wise value planned to be stored (planFusion) right after

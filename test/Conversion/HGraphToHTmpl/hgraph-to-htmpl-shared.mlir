@@ -72,6 +72,64 @@ hgraph.func @per_head(%g: !hgraph.graph, %s: !hgraph.edge<2xf32, heads = 2>,
   hgraph.return %r : !hgraph.node<8xf32, heads = 2>
 }
 
+// -----
+
+// A per-edge scalar that loads three values (s, t, n at the destination)
+// and is read by two ops that land in different traversals (an aggregation
+// and a type_sum) is stored once by a traversal of its own; each reader
+// loads it, one value per edge, instead of evaluating it again. With two
+// loads (@shared_cheap_scalar) it is evaluated in each reader.
+
+// CHECK-LABEL: func.func @shared_scalar
+// CHECK: %[[C:.*]] = memref.alloc(%{{.*}}) : memref<?x1xf32>
+// CHECK: htmpl.traversal edges {{.*}} outs(%[[C]] : memref<?x1xf32> as edge)
+// CHECK: arith.subf
+// CHECK: memref.store %{{.*}}, %[[C]]
+// CHECK: htmpl.traversal edges {{.*}} ins(%[[C]] : memref<?x1xf32> as edge, %{{.*}} as src) outs(%{{.*}} as dst)
+// CHECK-NOT: arith.subf
+// CHECK: htmpl.traversal edges {{.*}} ins(%[[C]] : memref<?x1xf32> as edge, %{{.*}} as dst) outs(%{{.*}} as etype)
+// CHECK-NOT: arith.subf
+// CHECK: return
+hgraph.func @shared_scalar(%g: !hgraph.graph, %s: !hgraph.edge<1xf32> {hgraph.name = "s"},
+                           %t: !hgraph.edge<1xf32> {hgraph.name = "t"},
+                           %n: !hgraph.node<1xf32> {hgraph.name = "n"},
+                           %x: !hgraph.node<8xf32> {hgraph.name = "x"})
+    -> (!hgraph.node<8xf32> {hgraph.name = "a"}, !hgraph.weight<edge, 8xf32> {hgraph.name = "w"}) {
+  %nd = hgraph.gather %n from dst : !hgraph.node<1xf32> -> !hgraph.edge<1xf32>
+  %m = hgraph.mul %t, %nd : !hgraph.edge<1xf32>
+  %c = hgraph.sub %s, %m : !hgraph.edge<1xf32>
+  %xs = hgraph.gather %x from src : !hgraph.node<8xf32> -> !hgraph.edge<8xf32>
+  %xd = hgraph.gather %x from dst : !hgraph.node<8xf32> -> !hgraph.edge<8xf32>
+  %ys = hgraph.scale %c, %xs : !hgraph.edge<1xf32>, !hgraph.edge<8xf32> -> !hgraph.edge<8xf32>
+  %yd = hgraph.scale %c, %xd : !hgraph.edge<1xf32>, !hgraph.edge<8xf32> -> !hgraph.edge<8xf32>
+  %a = hgraph.aggregate sum %ys : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
+  %w = hgraph.type_sum %yd : !hgraph.edge<8xf32> -> !hgraph.weight<edge, 8xf32>
+  hgraph.return %a, %w : !hgraph.node<8xf32>, !hgraph.weight<edge, 8xf32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @shared_cheap_scalar
+// CHECK-NOT: memref.alloc
+// CHECK: htmpl.traversal edges {{.*}} outs(%{{.*}} as dst)
+// CHECK: arith.subf
+// CHECK: htmpl.traversal edges {{.*}} outs(%{{.*}} as etype)
+// CHECK: arith.subf
+// CHECK: return
+hgraph.func @shared_cheap_scalar(%g: !hgraph.graph, %s: !hgraph.edge<1xf32> {hgraph.name = "s"},
+                                 %t: !hgraph.edge<1xf32> {hgraph.name = "t"},
+                                 %x: !hgraph.node<8xf32> {hgraph.name = "x"})
+    -> (!hgraph.node<8xf32> {hgraph.name = "a"}, !hgraph.weight<edge, 8xf32> {hgraph.name = "w"}) {
+  %c = hgraph.sub %s, %t : !hgraph.edge<1xf32>
+  %xs = hgraph.gather %x from src : !hgraph.node<8xf32> -> !hgraph.edge<8xf32>
+  %xd = hgraph.gather %x from dst : !hgraph.node<8xf32> -> !hgraph.edge<8xf32>
+  %ys = hgraph.scale %c, %xs : !hgraph.edge<1xf32>, !hgraph.edge<8xf32> -> !hgraph.edge<8xf32>
+  %yd = hgraph.scale %c, %xd : !hgraph.edge<1xf32>, !hgraph.edge<8xf32> -> !hgraph.edge<8xf32>
+  %a = hgraph.aggregate sum %ys : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
+  %w = hgraph.type_sum %yd : !hgraph.edge<8xf32> -> !hgraph.weight<edge, 8xf32>
+  hgraph.return %a, %w : !hgraph.node<8xf32>, !hgraph.weight<edge, 8xf32>
+}
+
 // A chain of 100 row-wise ops (tanh, sigmoid, neg, relu in turn) is not
 // fused into one body: the first 96 (kMaxFusedOps) are stored by a
 // traversal of their own, which the aggregation reads.
