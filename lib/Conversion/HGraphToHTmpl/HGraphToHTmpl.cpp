@@ -199,6 +199,8 @@ private:
   LogicalResult lowerWeightGrad(hg::WeightGradOp op);
   LogicalResult weightGradGemm(hg::WeightGradOp op, Value out, bool accumulate);
   LogicalResult lowerWeightAdd(hg::AddOp op);
+  SmallVector<Value> weightTerms(hg::AddOp op);
+  LogicalResult lowerWeightOuterTerm(hg::WeightOuterOp op);
   LogicalResult lowerTypeSum(hg::TypeSumOp op);
   hg::ScaleOp typeSumOverPairs(hg::TypeSumOp op);
   LogicalResult lowerTypeSumOverPairs(hg::TypeSumOp op, hg::ScaleOp scale);
@@ -1070,21 +1072,16 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
 LogicalResult FunctionLowering::lowerWeightAdd(hg::AddOp op) {
   if (isWeightTerm(op))
     return success(); // part of the enclosing sum
-  SmallVector<Value> terms, work{op.getRhs(), op.getLhs()};
-  while (!work.empty()) {
-    Value term = work.pop_back_val();
-    auto nested = term.getDefiningOp<hg::AddOp>();
-    if (nested && isWeightTerm(nested)) {
-      work.append({nested.getRhs(), nested.getLhs()});
-      continue;
-    }
-    if (!term.getDefiningOp<hg::ZerosOp>())
-      terms.push_back(term);
-  }
-  Value out = weightDestination(op.getResult());
+  SmallVector<Value> terms = weightTerms(op);
+  // A first term written in place (lowerWeightOuterTerm) made the buffer.
+  Value out = values.weights.lookup(op.getResult());
+  if (!out)
+    out = weightDestination(op.getResult());
   if (terms.empty())
     fillWeight(out, Value());
   for (auto [index, term] : llvm::enumerate(terms)) {
+    if (index == 0 && values.weights.lookup(term) == out)
+      continue;
     auto grad = term.getDefiningOp<hg::WeightGradOp>();
     if (grad && isWeightTerm(grad)) {
       if (failed(weightGradGemm(grad, out, /*accumulate=*/index > 0)))
@@ -1097,6 +1094,43 @@ LogicalResult FunctionLowering::lowerWeightAdd(hg::AddOp op) {
     fillWeight(out, buffer, /*add=*/index > 0);
   }
   return success();
+}
+
+/// The terms of the sum of weights `op` in the order lowerWeightAdd writes
+/// them (nested sums flattened, zeros left out, outer products first: the
+/// first one is written in place, lowerWeightOuterTerm).
+SmallVector<Value> FunctionLowering::weightTerms(hg::AddOp op) {
+  SmallVector<Value> terms, work{op.getRhs(), op.getLhs()};
+  while (!work.empty()) {
+    Value term = work.pop_back_val();
+    auto nested = term.getDefiningOp<hg::AddOp>();
+    if (nested && isWeightTerm(nested)) {
+      work.append({nested.getRhs(), nested.getLhs()});
+      continue;
+    }
+    if (!term.getDefiningOp<hg::ZerosOp>())
+      terms.push_back(term);
+  }
+  std::stable_partition(terms.begin(), terms.end(), [](Value term) {
+    return isa_and_nonnull<hg::WeightOuterOp>(term.getDefiningOp());
+  });
+  return terms;
+}
+
+/// A weight outer product that is the first term of a sum of weights is
+/// written straight into the sum's buffer (the sum then adds the other
+/// terms to it) instead of into a temporary the sum copies: RGAT's
+/// `W_r b_r` gradient, a 64x64 slice per type.
+LogicalResult FunctionLowering::lowerWeightOuterTerm(hg::WeightOuterOp op) {
+  Value destination;
+  if (isWeightTerm(op)) {
+    auto sum = cast<hg::AddOp>(*op->getUsers().begin());
+    while (isWeightTerm(sum))
+      sum = cast<hg::AddOp>(*sum->getUsers().begin());
+    if (weightTerms(sum).front() == op.getResult())
+      destination = weightDestination(sum.getResult());
+  }
+  return lowerWeightOuter(builder, op, values, temporaries, destination);
 }
 
 /// `w[k] = Σ_{rows i of type k} x_i`: the rows are accumulated into the slice
@@ -1941,9 +1975,7 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       .Case([&](hg::ReturnOp ret) { return lowerReturn(ret); })
       .Case([&](hg::EvictOp evict) { return lowerEvict(evict); })
       .Case([&](hg::PrefetchOp prefetch) { return lowerPrefetch(prefetch); })
-      .Case([&](hg::WeightOuterOp outer) {
-        return lowerWeightOuter(builder, outer, values, temporaries);
-      })
+      .Case([&](hg::WeightOuterOp outer) { return lowerWeightOuterTerm(outer); })
       .Case([&](hg::WeightProductOp product) {
         return lowerWeightProduct(builder, product, values,
                                   {graph(NODE_TYPE), graph(EDGE_SRC),

@@ -113,13 +113,14 @@ Value sliceOf(OpBuilder &b, Location loc, const Factor &factor,
 
 /// A new buffer for the weight `result` ([types?, ...slice], the types
 /// counted by `counted`'s first dimension), recorded as its value and as a
-/// temporary, and a parallel loop over (type, element of the result slice)
-/// with the builder at the start of its body (the caller keeps an
-/// InsertionGuard). Returns the loop's induction variables.
+/// temporary (or `destination` where given), and a parallel loop over (type,
+/// element of the result slice) with the builder at the start of its body
+/// (the caller keeps an InsertionGuard). Returns the loop's induction
+/// variables.
 SmallVector<Value> allocateAndLoop(OpBuilder &b, Location loc, Value result,
                                    Value counted, ValueStore &values,
                                    SmallVectorImpl<Value> &temporaries,
-                                   Value &out) {
+                                   Value &out, Value destination = {}) {
   auto resultType = cast<hg::WeightType>(result.getType());
   bool typed = resultType.getIndex() != hg::WeightIndex::Single;
   SmallVector<int64_t> shape;
@@ -129,10 +130,14 @@ SmallVector<Value> allocateAndLoop(OpBuilder &b, Location loc, Value result,
     dynamicSizes.push_back(memref::DimOp::create(b, loc, counted, 0));
   }
   llvm::append_range(shape, resultType.getShape());
-  out = memref::AllocOp::create(
-      b, loc, MemRefType::get(shape, resultType.getElementType()),
-      dynamicSizes);
-  temporaries.push_back(out);
+  if (destination) {
+    out = destination;
+  } else {
+    out = memref::AllocOp::create(
+        b, loc, MemRefType::get(shape, resultType.getElementType()),
+        dynamicSizes);
+    temporaries.push_back(out);
+  }
   values.weights[result] = out;
 
   Value zero = constIndex(b, loc, 0), one = constIndex(b, loc, 1);
@@ -284,7 +289,8 @@ LogicalResult hector::lowering::lowerWeightProduct(
 LogicalResult
 hector::lowering::lowerWeightOuter(OpBuilder &builder, hg::WeightOuterOp op,
                                    ValueStore &values,
-                                   SmallVectorImpl<Value> &temporaries) {
+                                   SmallVectorImpl<Value> &temporaries,
+                                   Value destination) {
   Location loc = op.getLoc();
   auto resultType = cast<hg::WeightType>(op.getResult().getType());
   Value u = values.weights.lookup(op.getLhs());
@@ -300,7 +306,8 @@ hector::lowering::lowerWeightOuter(OpBuilder &builder, hg::WeightOuterOp op,
   OpBuilder &b = builder;
   Value out;
   SmallVector<Value> ivs =
-      allocateAndLoop(b, loc, op.getResult(), u, values, temporaries, out);
+      allocateAndLoop(b, loc, op.getResult(), u, values, temporaries, out,
+                      destination);
   ArrayRef<Value> element = ArrayRef<Value>(ivs).drop_front(typed ? 1 : 0);
   Value row = element[element.size() - 2], col = element.back();
   if (resultType.isPerHead()) {

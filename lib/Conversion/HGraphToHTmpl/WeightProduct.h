@@ -28,11 +28,13 @@ lowerWeightProduct(mlir::OpBuilder &builder, hgraph::WeightProductOp op,
                    llvm::SmallVectorImpl<mlir::Value> &temporaries);
 
 /// The same for `hgraph.weight_outer`: one parallel loop over (type, result
-/// element), each a product of one element of each vector.
+/// element), each a product of one element of each vector, into a new buffer
+/// or into `destination` (the buffer of the sum of weights it starts).
 mlir::LogicalResult
 lowerWeightOuter(mlir::OpBuilder &builder, hgraph::WeightOuterOp op,
                  ValueStore &values,
-                 llvm::SmallVectorImpl<mlir::Value> &temporaries);
+                 llvm::SmallVectorImpl<mlir::Value> &temporaries,
+                 mlir::Value destination = {});
 
 } // namespace hector::lowering
 

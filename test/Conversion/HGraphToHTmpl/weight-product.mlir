@@ -89,3 +89,28 @@ hgraph.func @outer(%g: !hgraph.graph, %u: !hgraph.weight<edge, 8xf32> {hgraph.na
   %r = hgraph.weight_outer %u, %v : !hgraph.weight<edge, 8xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 2x4x2xf32>
   hgraph.return %r : !hgraph.weight<edge, 2x4x2xf32>
 }
+
+// -----
+
+// A weight outer product in a sum of weights (RGAT's `W_r b_r` gradient) is
+// written straight into the sum's output, first whatever its place in the
+// sum; the weight gradient's GEMM then accumulates into it. No temporary,
+// no traversal adding one to the other.
+// CHECK-LABEL: func.func @outer_in_sum
+// CHECK-SAME: %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x4x4xf32> {hector.arg = {name = "r"
+// CHECK-NOT: memref.alloc
+// CHECK: scf.parallel
+// CHECK: memref.store %{{.*}}, %[[OUT]]
+// CHECK: htmpl.gemm {{.*}} out(%[[OUT]] : memref<?x4x4xf32>) {{.*}} {accumulate, transpose_lhs}
+// CHECK-NOT: htmpl.traversal
+// CHECK: return
+hgraph.func @outer_in_sum(%g: !hgraph.graph, %x: !hgraph.node<4xf32> {hgraph.name = "x"},
+                          %d: !hgraph.edge<4xf32> {hgraph.name = "d"},
+                          %u: !hgraph.weight<edge, 4xf32> {hgraph.name = "u"},
+                          %v: !hgraph.weight<edge, 4xf32> {hgraph.name = "v"})
+    -> (!hgraph.weight<edge, 4x4xf32> {hgraph.name = "r"}) {
+  %w = hgraph.weight_grad %x from src, %d : !hgraph.node<4xf32>, !hgraph.edge<4xf32> -> !hgraph.weight<edge, 4x4xf32>
+  %o = hgraph.weight_outer %u, %v : !hgraph.weight<edge, 4xf32>, !hgraph.weight<edge, 4xf32> -> !hgraph.weight<edge, 4x4xf32>
+  %r = hgraph.add %w, %o : !hgraph.weight<edge, 4x4xf32>
+  hgraph.return %r : !hgraph.weight<edge, 4x4xf32>
+}
