@@ -40,10 +40,19 @@ func.func @into_src(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32
 
 // Accumulations into the edge type's row (type_sum, the gradient of a
 // per-type vector): edges are sorted by type, so the warp gathers them in
-// its shared row and flushes it when the type changes (keyed by etype[e]).
+// its shared row and flushes it when the type changes (keyed by etype[e])
+// and at the end of its chunk. The few type rows would take the flushes of
+// every group, so the chunk is max(32, ceil(E / 32768)) edges, not 32.
 // CHECK-LABEL: func.func @into_etype
-// CHECK-SAME: (%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %[[ETY:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[Z:[-a-zA-Z0-9_]+]]: memref<?x64xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x64xf32>)
+// CHECK-SAME: (%{{.*}}: memref<?xi32>, %[[DST:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[ETY:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[Z:[-a-zA-Z0-9_]+]]: memref<?x64xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x64xf32>)
+// CHECK: %[[E:[-a-zA-Z0-9_]+]] = memref.dim %[[DST]], %c0
+// CHECK: %[[PER:[-a-zA-Z0-9_]+]] = arith.ceildivui %[[E]], %c32768 : index
+// CHECK: %[[CHUNK:[-a-zA-Z0-9_]+]] = arith.maxsi %[[PER]], %c32 : index
+// CHECK: %[[WARPS:[-a-zA-Z0-9_]+]] = arith.muli %[[CHUNK]], %c8 : index
+// CHECK: %[[BLOCKS:[-a-zA-Z0-9_]+]] = arith.ceildivui %[[E]], %[[WARPS]] : index
 // CHECK: gpu.launch {{.*}} workgroup(%[[BUF:[-a-zA-Z0-9_]+]] : memref<512xf32, #gpu.address_space<workgroup>>)
+// CHECK: %[[BEGIN:[-a-zA-Z0-9_]+]] = arith.muli %{{.*}}, %[[CHUNK]] : index
+// CHECK: arith.addi %[[BEGIN]], %[[CHUNK]] : index
 // CHECK: %[[LAST:[-a-zA-Z0-9_]+]] = scf.for %[[EDGE:[-a-zA-Z0-9_]+]] = %{{.*}} to %{{.*}} step %c1 iter_args(%[[CUR:[-a-zA-Z0-9_]+]] = %c-1) -> (index) {
 // CHECK: %[[T:[-a-zA-Z0-9_]+]] = memref.load %[[ETY]][%[[EDGE]]]
 // CHECK: %[[TI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[T]]
