@@ -234,16 +234,22 @@ void emitFlush(OpBuilder &b, Location loc, const TraversalPlan &plan,
 }
 
 /// The edges one lane group walks. Rows of the edge type repeat for
-/// thousands of edges, so a group flushes its shared row only at the end of
+/// thousands of edges, so a group flushes its shared rows only at the end of
 /// its chunk: with kEdgesPerGroup edges that is one global atomic per
 /// element every 32 edges, all of them on the few rows of the types (RGAT's
-/// `Σ_e g_e h_dst` took 3.4 ms on the mag shape, most of it in those
-/// atomics). There the chunk grows with the edge count instead, to
-/// ⌈E / kTypeReceiverGroups⌉ edges.
+/// `Σ_e g_e h_dst`, 64-wide rows, took 3.4 ms on the mag shape, most of it
+/// in those atomics). Where the rows hold at least a warp's worth of
+/// elements the chunk grows with the edge count instead, to
+/// ⌈E / kTypeReceiverGroups⌉ edges; narrower rows (HGT's per-head `μ`
+/// gradient) flush a few atomics and gain nothing from fewer, longer walks
+/// (measured 1-3% slower).
 Value chunkOfEdges(OpBuilder &b, Location loc, const TraversalPlan &plan,
                    Value count) {
   Value least = constIndex(b, loc, kEdgesPerGroup);
-  if (plan.buffered.empty() || plan.receiver != AccessScheme::EdgeType)
+  int64_t flushed = 0;
+  for (const BufferedDest &buffered : plan.buffered)
+    flushed += buffered.size;
+  if (plan.receiver != AccessScheme::EdgeType || flushed < kWarpSize)
     return least;
   return maxIndex(
       b, loc, least,

@@ -81,6 +81,38 @@ func.func @into_etype(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi
 
 // -----
 
+// A one-element row of the edge type (a per-type sum of dot products, HGT's
+// `μ` gradient) flushes one atomic per group: the chunk stays 32 edges
+// (8 groups x 32 = 256 edges per block), not grown with E.
+// CHECK-LABEL: func.func @narrow_etype
+// CHECK-NOT: %c32768
+// CHECK: %[[E:[-a-zA-Z0-9_]+]] = memref.dim
+// CHECK: arith.ceildivui %[[E]], %c256 : index
+// CHECK: gpu.launch {{.*}} workgroup(%{{.*}} : memref<8xf32, #gpu.address_space<workgroup>>)
+// CHECK: arith.muli %{{.*}}, %c32 : index
+func.func @narrow_etype(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
+                        %z: memref<?x64xf32>, %q: memref<?x64xf32>, %out: memref<?x1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %zero = arith.constant 0.0 : f32
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%z : memref<?x64xf32> as edge, %q : memref<?x64xf32> as dst) outs(%out : memref<?x1xf32> as etype) {
+  ^bb0(%e: index, %rz: index, %rq: index, %ro: index):
+    %d = scf.for %f = %c0 to %c64 step %c1 iter_args(%acc = %zero) -> (f32) {
+      %a = memref.load %z[%rz, %f] : memref<?x64xf32>
+      %b = memref.load %q[%rq, %f] : memref<?x64xf32>
+      %p = arith.mulf %a, %b : f32
+      %s = arith.addf %acc, %p : f32
+      scf.yield %s : f32
+    }
+    htmpl.accumulate add %d, %out[%ro, %c0] : f32, memref<?x1xf32>
+  }
+  return
+}
+
+// -----
+
 // A scalar body into the edge type's row: one edge per thread, lanes of one
 // type combined by the segmented warp reduction keyed by etype[e].
 // CHECK-LABEL: func.func @scalar_etype
