@@ -12,7 +12,9 @@ The layers are hector.nn.RGATConv (PyG's RGATConv arguments); hectorc builds
 their forward and backward once (hector.compile caches the libraries). Every
 epoch is one full-graph training step (Adam) and shows a progress line with
 the loss and the train/validation accuracy; at the end the test accuracy is
-printed next to the majority-class baseline. Exits 1 if the test accuracy is
+printed next to the majority-class baseline, and a PNG of the loss and the
+accuracies per epoch is written (--plot, default train_debian.png in the
+current directory; its path is printed). Exits 1 if the test accuracy is
 not above the baseline.
 """
 
@@ -31,6 +33,7 @@ import torch.nn.functional as F  # noqa: E402
 
 import hector.nn  # noqa: E402
 from hector.datasets.debian import load_debian_graph  # noqa: E402
+from training_plot import TrainingHistory, write_training_plot  # noqa: E402
 
 
 class RGAT(torch.nn.Module):
@@ -71,6 +74,8 @@ def main():
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", choices=("cpu", "cuda"),
                         default="cuda" if torch.cuda.is_available() else "cpu")
+    parser.add_argument("--plot", default="train_debian.png",
+                        help="PNG of the loss and the accuracies per epoch (written at the end)")
     parser.add_argument("--aot-dir", help="only build the two layers' CUDA libraries into "
                         "this cache directory (use it there as HECTOR_CACHE_DIR)")
     args = parser.parse_args()
@@ -105,6 +110,7 @@ def main():
           flush=True)
     model.train()
     best_val, best_state = -1.0, None
+    history = TrainingHistory()
     for epoch in range(1, args.epochs + 1):
         optimizer.zero_grad()
         logits = model(x, edge_index, edge_type)
@@ -120,12 +126,14 @@ def main():
         if val_acc > best_val:
             best_val = val_acc
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        history.record(float(loss), train_acc, val_acc)
         progress(epoch, args.epochs, f"loss {float(loss):.4f}  train acc {train_acc:.3f}  "
                  f"val acc {val_acc:.3f}")
     seconds = time.perf_counter() - start
+    step = ""
     if args.epochs > 1:
-        print(f"{(args.epochs - 1) / seconds:.2f} epochs/s after the first "
-              f"({1e3 * seconds / (args.epochs - 1):.0f} ms per training step)")
+        step = f"{1e3 * seconds / (args.epochs - 1):.0f} ms per training step"
+        print(f"{(args.epochs - 1) / seconds:.2f} epochs/s after the first ({step})")
 
     model.load_state_dict(best_state)
     with torch.no_grad():
@@ -133,6 +141,15 @@ def main():
     baseline = g.majority_baseline("test")
     print(f"test accuracy {test_acc:.4f} (best validation epoch) vs majority-class "
           f"baseline {baseline:.4f}")
+    plot = os.path.abspath(args.plot)
+    try:
+        write_training_plot(history, plot, baseline=baseline, test_acc=test_acc,
+                            title=f"2-layer RGAT (Hector, {args.device}) on the Debian "
+                                  f"package graph" + (f", {step}" if step else ""))
+        print(f"plot of loss and accuracy per epoch: {plot}")
+    except ImportError:
+        print("plot not written: this Python has no matplotlib "
+              "(scripts/install-deps.sh installs Debian's python3-matplotlib)")
     return 0 if test_acc > baseline else 1
 
 

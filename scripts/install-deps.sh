@@ -11,6 +11,7 @@ packages=(
   libclang-rt-22-dev                                # libFuzzer, ASan (scripts/fuzz.sh)
   nlohmann-json3-dev                                # manifests
   python3 python3-numpy python3-pytest python3-torch  # frontend and tests
+  python3-matplotlib                                # the main job's plot
 )
 
 missing=()

@@ -2,7 +2,8 @@
 # The main job: install, build, compile a 2-layer RGAT with hectorc (forward
 # and backward) and train it on the bundled Debian package graph, on the GPU
 # when torch sees one, else with the CPU backend; prints the test accuracy
-# next to the majority-class baseline (examples/train_debian.py).
+# next to the majority-class baseline and writes a plot of the loss and the
+# accuracies per epoch, train_debian.png here (examples/train_debian.py).
 #   scripts/main.sh [train_debian.py options, e.g. --epochs 20]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
