@@ -113,18 +113,33 @@ func.func @narrow_etype(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?
 
 // -----
 
-// A scalar body into the edge type's row: one edge per thread, lanes of one
-// type combined by the segmented warp reduction keyed by etype[e].
+// A scalar body into the edge type's row: one thread per lane, each lane
+// walking k = max(1, ceil(E / 2^20)) edges strided by the warp (coalesced
+// at every step), holding its row's sum in registers and adding it to
+// memory only when etype[e] changes; after the walk the lanes' sums are
+// combined by the segmented warp reduction keyed by the held row, then one
+// atomic per run.
 // CHECK-LABEL: func.func @scalar_etype
-// CHECK-SAME: (%{{.*}}: memref<?xi32>, %{{.*}}: memref<?xi32>, %[[ETY:[-a-zA-Z0-9_]+]]: memref<?xi32>, %{{.*}}: memref<?x1xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x1xf32>)
+// CHECK-SAME: (%{{.*}}: memref<?xi32>, %[[DST:[-a-zA-Z0-9_]+]]: memref<?xi32>, %[[ETY:[-a-zA-Z0-9_]+]]: memref<?xi32>, %{{.*}}: memref<?x1xf32>, %[[OUT:[-a-zA-Z0-9_]+]]: memref<?x1xf32>)
+// CHECK: %[[E:[-a-zA-Z0-9_]+]] = memref.dim %[[DST]], %c0
+// CHECK: %[[PER:[-a-zA-Z0-9_]+]] = arith.ceildivui %[[E]], %c1048576 : index
+// CHECK: %[[K:[-a-zA-Z0-9_]+]] = arith.maxsi %[[PER]], %c1 : index
+// CHECK: %[[SPAN:[-a-zA-Z0-9_]+]] = arith.muli %[[K]], %c32 : index
+// CHECK: gpu.launch
+// CHECK: %[[LANE:[-a-zA-Z0-9_]+]] = arith.remui %{{.*}}, %c32 : index
+// CHECK: %[[HELD:[-a-zA-Z0-9_]+]]:3 = scf.for %[[STEP:[-a-zA-Z0-9_]+]] = %c0 to %[[K]] step %c1 iter_args(%[[SUM:[-a-zA-Z0-9_]+]] = %{{.*}}, %[[ROW:[-a-zA-Z0-9_]+]] = %c-1, %{{.*}} = %c0) -> (f32, index, index) {
 // CHECK: %[[R:[-a-zA-Z0-9_]+]]:2 = scf.if %{{.*}} -> (f32, index) {
 // CHECK: %[[T:[-a-zA-Z0-9_]+]] = memref.load %[[ETY]]
 // CHECK: %[[TI:[-a-zA-Z0-9_]+]] = arith.index_cast %[[T]]
 // CHECK: scf.yield %{{.*}}, %[[TI]] : f32, index
-// CHECK: %[[KEY:[-a-zA-Z0-9_]+]] = arith.index_cast %[[R]]#1 : index to i32
+// CHECK: arith.cmpi ne, %[[R]]#1, %[[ROW]] : index
+// CHECK: scf.if
+// CHECK: memref.atomic_rmw addf %[[SUM]], %[[OUT]][%[[ROW]], %{{.*}}]
+// CHECK: scf.yield
+// CHECK: %[[KEY:[-a-zA-Z0-9_]+]] = arith.index_cast %[[HELD]]#1 : index to i32
 // CHECK: gpu.shuffle up %[[KEY]], %c1_i32, %c32_i32 : i32
 // CHECK: gpu.shuffle down %[[KEY]], %c1_i32, %c32_i32 : i32
-// CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]][%[[R]]#1, %c0]
+// CHECK: memref.atomic_rmw addf %{{.*}}, %[[OUT]][%[[HELD]]#1, %{{.*}}]
 func.func @scalar_etype(%src: memref<?xi32>, %dst: memref<?xi32>, %ety: memref<?xi32>,
                         %s: memref<?x1xf32>, %out: memref<?x1xf32>) {
   %c0 = arith.constant 0 : index
