@@ -165,3 +165,33 @@ hgraph.func @negative_slope(%g: !hgraph.graph, %h: !hgraph.node<8xf32>,
   %o = hgraph.aggregate sum %m : !hgraph.edge<4xf32> -> !hgraph.node<4xf32>
   hgraph.return %o : !hgraph.node<4xf32>
 }
+
+// -----
+
+// A per-edge dot product of 8-wide rows that the backward reads (HGT's k·q,
+// for the gradient of the per-type scale μ) is saved by the default policy:
+// recomputing it would read both rows of every edge again. `save=none`
+// recomputes it. (The 4-wide dot of @negative_slope is recomputed.)
+// CHECK-LABEL: hgraph.func @scaled_dot_fwd(
+// CHECK:      %[[DOT:.*]] = hgraph.dot
+// CHECK:      hgraph.return {{.*}}%[[DOT]]
+// The backward's one dot is the softmax gradient's (d_out[dst] · v).
+// CHECK-LABEL: hgraph.func @scaled_dot_bwd(
+// CHECK-SAME: %{{[^:]*}}: !hgraph.edge<1xf32> {hgraph.name = "saved0", hgraph.role = "saved"}, %[[SAVED:[^:]*]]: !hgraph.edge<1xf32> {hgraph.name = "saved1", hgraph.role = "saved"}
+// CHECK-COUNT-1: hgraph.dot
+// CHECK-NOT:  hgraph.dot
+// CHECK:      %[[DMU:.*]] = hgraph.mul %{{.*}}, %[[SAVED]]
+// CHECK:      hgraph.type_sum %[[DMU]]
+// NONE-LABEL: hgraph.func @scaled_dot_bwd(
+// NONE-COUNT-2: hgraph.dot
+hgraph.func @scaled_dot(%g: !hgraph.graph, %k: !hgraph.edge<8xf32>, %q: !hgraph.node<8xf32>,
+                        %v: !hgraph.edge<8xf32>, %mu: !hgraph.weight<edge, 1xf32>) -> !hgraph.node<8xf32> {
+  %qd = hgraph.gather %q from dst : !hgraph.node<8xf32> -> !hgraph.edge<8xf32>
+  %d = hgraph.dot %k, %qd : !hgraph.edge<8xf32> -> !hgraph.edge<1xf32>
+  %m0 = hgraph.typed_vector %mu : !hgraph.weight<edge, 1xf32> -> !hgraph.edge<1xf32>
+  %t = hgraph.mul %d, %m0 : !hgraph.edge<1xf32>
+  %alpha = hgraph.edge_softmax %t : !hgraph.edge<1xf32>
+  %m = hgraph.scale %alpha, %v : !hgraph.edge<1xf32>, !hgraph.edge<8xf32> -> !hgraph.edge<8xf32>
+  %o = hgraph.aggregate sum %m : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
+  hgraph.return %o : !hgraph.node<8xf32>
+}
