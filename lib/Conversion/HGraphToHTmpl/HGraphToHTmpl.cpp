@@ -35,6 +35,7 @@
 #include "hector/Conversion/Passes.h"
 #include "hector/EntryABI.h"
 #include "hector/Dialect/HGraph/IR/HGraph.h"
+#include "hector/Dialect/HGraph/IR/LoweringStorage.h"
 #include "hector/Dialect/HTmpl/IR/HTmpl.h"
 
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
@@ -131,16 +132,6 @@ struct Sink {
   int64_t offset = 0;
 };
 
-/// True for a weight-typed op whose only use is a sum of weights: the sum
-/// writes its value (lowerWeightAdd).
-bool isWeightTerm(Operation *op) {
-  if (op->getNumResults() != 1 ||
-      !isa<hg::WeightType>(op->getResult(0).getType()) || !op->hasOneUse())
-    return false;
-  auto user = dyn_cast<hg::AddOp>(*op->getUsers().begin());
-  return user && isa<hg::WeightType>(user.getType());
-}
-
 bool isCompact(Operation *op) {
   auto attr = op->getAttrOfType<hg::MaterializationAttr>(
       hg::HGraphDialect::getMaterializationAttrName());
@@ -199,18 +190,15 @@ private:
   LogicalResult lowerWeightGrad(hg::WeightGradOp op);
   LogicalResult weightGradGemm(hg::WeightGradOp op, Value out, bool accumulate);
   LogicalResult lowerWeightAdd(hg::AddOp op);
-  SmallVector<Value> weightTerms(hg::AddOp op);
   LogicalResult lowerWeightOuterTerm(hg::WeightOuterOp op);
   LogicalResult lowerTypeSum(hg::TypeSumOp op);
   hg::ScaleOp typeSumOverPairs(hg::TypeSumOp op);
+  bool hasCompactRows(Value edgeValue);
   LogicalResult lowerTypeSumOverPairs(hg::TypeSumOp op, hg::ScaleOp scale);
   LogicalResult lowerAggregate(hg::AggregateOp op);
-  static hg::TypedLinearOp scatteredLinear(hg::AggregateOp op);
   LogicalResult scatterToSources(hg::TypedLinearOp linear, Value out);
-  bool worthStoring(Operation *op);
   FailureOr<Value> pairSums(Value edgeValue);
   void releasePairSums(Value edgeValue);
-  unsigned pairSumUses(Value edgeValue);
   LogicalResult lowerEdgeSoftmax(hg::EdgeSoftmaxOp op);
   LogicalResult lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op);
   LogicalResult finishEdgeSoftmax(hg::EdgeSoftmaxOp op, Value score, Value max,
@@ -262,9 +250,8 @@ private:
   /// Output buffers already written by the op that produces their value.
   llvm::SmallDenseSet<Value, 4> written;
   SmallVector<Value> temporaries;
-  /// Whether the function has compact-materialized values: the graph is one
-  /// where (source, edge type) pairs are worth forming (the compaction pass
-  /// judged so), so per-edge sums into sources go through the pairs too.
+  /// Whether (source, edge type) pairs pay in this function (hg::pairsPay):
+  /// per-edge sums into sources go through the pairs too.
   bool pairsPay = false;
   /// Per-pair sums of edge values [P, width] and how many consumers have
   /// yet to read them (pairSums / releasePairSums).
@@ -903,7 +890,7 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
   // Lowered by the aggregate it feeds (scatterToSources).
   if (op->hasOneUse())
     if (auto aggregate = dyn_cast<hg::AggregateOp>(*op->getUsers().begin()))
-      if (scatteredLinear(aggregate) == op)
+      if (hg::scatteredLinear(aggregate) == op)
         return success();
   auto weightType = cast<hg::WeightType>(op.getWeight().getType());
   Value weight;
@@ -949,7 +936,7 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
   // edge of a node shares its row: the most compact form there is);
   // (2) one row per unique (source, edge type) pair, when the result is
   // compact-materialized; (3) one row per edge.
-  if (from != hg::Endpoint::Edge && !typedByEdge) {
+  if (hg::isStoredPerNode(op)) {
     Value perNode = memref::AllocOp::create(
         builder, loc,
         MemRefType::get({ShapedType::kDynamic, resultType.getWidth()},
@@ -1000,7 +987,7 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
 /// node rows in node-type order for node-typed weights, edge rows in
 /// edge-type order for edge-typed ones, every row for a single weight.
 LogicalResult FunctionLowering::lowerWeightGrad(hg::WeightGradOp op) {
-  if (isWeightTerm(op))
+  if (hg::isWrittenIntoSum(op))
     return success(); // lowered by the sum it feeds (lowerWeightAdd)
   return weightGradGemm(op, weightDestination(op.getResult()),
                         /*accumulate=*/false);
@@ -1033,7 +1020,7 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
     if (from == hg::Endpoint::Edge) {
       if (failed(edgeRows(op.getInput(), x, xRows)))
         return failure();
-    } else if (from == hg::Endpoint::Src && isCompact(op)) {
+    } else if (hg::sumsGradPerPair(op)) {
       // Compact: the gradient rows summed per (source, edge type) pair (the
       // expression evaluated per edge, accumulated into its pair's row),
       // then the outer products over the pairs, which are sorted by type.
@@ -1070,9 +1057,9 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
 /// their own: their GEMMs write, then accumulate into, the result; zeros add
 /// nothing; other weights are copied, then added.
 LogicalResult FunctionLowering::lowerWeightAdd(hg::AddOp op) {
-  if (isWeightTerm(op))
+  if (hg::isWrittenIntoSum(op))
     return success(); // part of the enclosing sum
-  SmallVector<Value> terms = weightTerms(op);
+  SmallVector<Value> terms = hg::weightSumTerms(op);
   // A first term written in place (lowerWeightOuterTerm) made the buffer.
   Value out = values.weights.lookup(op.getResult());
   if (!out)
@@ -1083,7 +1070,7 @@ LogicalResult FunctionLowering::lowerWeightAdd(hg::AddOp op) {
     if (index == 0 && values.weights.lookup(term) == out)
       continue;
     auto grad = term.getDefiningOp<hg::WeightGradOp>();
-    if (grad && isWeightTerm(grad)) {
+    if (grad && hg::isWrittenIntoSum(grad)) {
       if (failed(weightGradGemm(grad, out, /*accumulate=*/index > 0)))
         return failure();
       continue;
@@ -1096,40 +1083,14 @@ LogicalResult FunctionLowering::lowerWeightAdd(hg::AddOp op) {
   return success();
 }
 
-/// The terms of the sum of weights `op` in the order lowerWeightAdd writes
-/// them (nested sums flattened, zeros left out, outer products first: the
-/// first one is written in place, lowerWeightOuterTerm).
-SmallVector<Value> FunctionLowering::weightTerms(hg::AddOp op) {
-  SmallVector<Value> terms, work{op.getRhs(), op.getLhs()};
-  while (!work.empty()) {
-    Value term = work.pop_back_val();
-    auto nested = term.getDefiningOp<hg::AddOp>();
-    if (nested && isWeightTerm(nested)) {
-      work.append({nested.getRhs(), nested.getLhs()});
-      continue;
-    }
-    if (!term.getDefiningOp<hg::ZerosOp>())
-      terms.push_back(term);
-  }
-  std::stable_partition(terms.begin(), terms.end(), [](Value term) {
-    return isa_and_nonnull<hg::WeightOuterOp>(term.getDefiningOp());
-  });
-  return terms;
-}
-
-/// A weight outer product that is the first term of a sum of weights is
-/// written straight into the sum's buffer (the sum then adds the other
-/// terms to it) instead of into a temporary the sum copies: RGAT's
-/// `W_r b_r` gradient, a 64x64 slice per type.
+/// A weight outer product that is the first term of a sum of weights
+/// (hg::sumWrittenInPlace) is written straight into the sum's buffer (the
+/// sum then adds the other terms to it) instead of into a temporary the sum
+/// copies: RGAT's `W_r b_r` gradient, a 64x64 slice per type.
 LogicalResult FunctionLowering::lowerWeightOuterTerm(hg::WeightOuterOp op) {
   Value destination;
-  if (isWeightTerm(op)) {
-    auto sum = cast<hg::AddOp>(*op->getUsers().begin());
-    while (isWeightTerm(sum))
-      sum = cast<hg::AddOp>(*sum->getUsers().begin());
-    if (weightTerms(sum).front() == op.getResult())
-      destination = weightDestination(sum.getResult());
-  }
+  if (hg::AddOp sum = hg::sumWrittenInPlace(op))
+    destination = weightDestination(sum.getResult());
   return lowerWeightOuter(builder, op, values, temporaries, destination);
 }
 
@@ -1161,16 +1122,15 @@ LogicalResult FunctionLowering::lowerTypeSum(hg::TypeSumOp op) {
 /// one row per (source, edge type) pair (the ScaleOp, else null): the
 /// gradient of a per-type vector dotted with a compact value, RGAT's `a`.
 hg::ScaleOp FunctionLowering::typeSumOverPairs(hg::TypeSumOp op) {
-  auto weightType = cast<hg::WeightType>(op.getType());
-  auto scale = op.getInput().getDefiningOp<hg::ScaleOp>();
-  if (!scale || weightType.getIndex() != hg::WeightIndex::EdgeType)
-    return {};
-  auto stored = values.edges.find(scale.getInput());
-  if (stored == values.edges.end() ||
-      stored->second.scheme != AccessScheme::Compact)
-    return {};
-  auto scaleType = cast<hg::FeatureType>(scale.getScale().getType());
-  return scaleType.isEdgeWise() ? scale : hg::ScaleOp();
+  return hg::typeSumOverPairs(
+      op, [&](Value value) { return hasCompactRows(value); });
+}
+
+/// True when `edgeValue` is stored one row per (source, edge type) pair.
+bool FunctionLowering::hasCompactRows(Value edgeValue) {
+  auto stored = values.edges.find(edgeValue);
+  return stored != values.edges.end() &&
+         stored->second.scheme == AccessScheme::Compact;
 }
 
 /// Σ_{e of type r} s_e · c_{pair(e)} = Σ_{pairs p of type r} (Σ_{e in p} s_e)
@@ -1216,24 +1176,15 @@ LogicalResult FunctionLowering::lowerTypeSumOverPairs(hg::TypeSumOp op,
 // Reductions over incoming edges
 //===----------------------------------------------------------------------===//
 
-/// `aggregate sum (typed_linear %W, %x from edge [transpose]) to src`, where
-/// the typed_linear has no other use, as one GEMM that adds each row into
-/// its source node atomically (`out` is zero-filled): the per-edge results
-/// never reach memory. Where (source, edge type) pairs pay (the function is
-/// compacted), the GEMM's rows are the per-pair sums of %x, which neither
-/// needs memory then; else the edges, %x read in place. This is the input
-/// gradient of a typed_linear read `from src`. (Rows into the destination stay
-/// a traversal, whose destination-sorted order lets the warp reduce them before
-/// the atomics.)
-hg::TypedLinearOp FunctionLowering::scatteredLinear(hg::AggregateOp op) {
-  auto linear = op.getInput().getDefiningOp<hg::TypedLinearOp>();
-  if (op.getReceiver() != hg::Endpoint::Src || !linear ||
-      linear.getFrom() != hg::Endpoint::Edge || !linear->hasOneUse() ||
-      isCompact(linear))
-    return {};
-  return linear;
-}
-
+/// `aggregate sum (typed_linear %W, %x from edge [transpose]) to src`
+/// (hg::scatteredLinear) as one GEMM that adds each row into its source
+/// node atomically (`out` is zero-filled): the per-edge results never reach
+/// memory. Where (source, edge type) pairs pay (the function is compacted),
+/// the GEMM's rows are the per-pair sums of %x, which neither needs memory
+/// then; else the edges, %x read in place. This is the input gradient of a
+/// typed_linear read `from src`. (Rows into the destination stay a
+/// traversal, whose destination-sorted order lets the warp reduce them
+/// before the atomics.)
 LogicalResult FunctionLowering::scatterToSources(hg::TypedLinearOp linear,
                                                  Value out) {
   Value weight, x, rows;
@@ -1266,29 +1217,6 @@ LogicalResult FunctionLowering::scatterToSources(hg::TypedLinearOp linear,
   return success();
 }
 
-/// The consumers that read the per-pair sums of `edgeValue`: compact
-/// weight gradients with it as their gradient, scatters into sources of a
-/// typed_linear of it, and per-type sums of it scaling a compact value.
-unsigned FunctionLowering::pairSumUses(Value edgeValue) {
-  unsigned uses = 0;
-  for (Operation *user : edgeValue.getUsers()) {
-    if (auto scale = dyn_cast<hg::ScaleOp>(user);
-        scale && scale.getScale() == edgeValue)
-      for (Operation *sum : scale->getUsers())
-        if (auto typeSum = dyn_cast<hg::TypeSumOp>(sum))
-          uses += typeSumOverPairs(typeSum) == scale;
-    if (auto grad = dyn_cast<hg::WeightGradOp>(user))
-      uses += grad.getGrad() == edgeValue &&
-              grad.getFrom() == hg::Endpoint::Src && isCompact(grad);
-    else if (auto linear = dyn_cast<hg::TypedLinearOp>(user))
-      if (linear->hasOneUse())
-        if (auto aggregate =
-                dyn_cast<hg::AggregateOp>(*linear->getUsers().begin()))
-          uses += scatteredLinear(aggregate) == linear;
-  }
-  return uses;
-}
-
 /// `Σ_{e in pair p} v_e` for every (source, edge type) pair p, [P, width]:
 /// the expression of `edgeValue` evaluated per edge and accumulated into its
 /// pair's row (through compact_map). Computed once for all its consumers.
@@ -1307,7 +1235,11 @@ FailureOr<Value> FunctionLowering::pairSums(Value edgeValue) {
             return eval.emit(b, edgeValue, head, feature);
           })))
     return failure();
-  pairSumBuffers[edgeValue] = {pairs, std::max(pairSumUses(edgeValue), 1u)};
+  unsigned readers =
+      hg::pairSumReaders(edgeValue, pairsPay, [&](Value value) {
+        return hasCompactRows(value);
+      }).size();
+  pairSumBuffers[edgeValue] = {pairs, std::max(readers, 1u)};
   return pairs;
 }
 
@@ -1329,7 +1261,7 @@ LogicalResult FunctionLowering::lowerAggregate(hg::AggregateOp op) {
   auto type = cast<hg::FeatureType>(input.getType());
   Value out = destinationFor(op.getResult());
   values.nodes[op.getResult()] = out;
-  if (hg::TypedLinearOp linear = scatteredLinear(op))
+  if (hg::TypedLinearOp linear = hg::scatteredLinear(op))
     return scatterToSources(linear, out);
   bool isMax = op.getKind() == hg::Reduction::Max;
   fill(out, isMax ? -std::numeric_limits<double>::infinity() : 0.0);
@@ -1415,7 +1347,8 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
     if (failed(store(input, score, /*edgeDomain=*/true)))
       return failure();
   }
-  Value max = allocateNodeRows(type), sum = allocateNodeRows(type);
+  hg::FeatureType scratch = hg::softmaxNodeScratch(op);
+  Value max = allocateNodeRows(scratch), sum = allocateNodeRows(scratch);
 
   MLIRContext *ctx = builder.getContext();
   auto whole = ht::AccessSchemeAttr::get(ctx, AccessScheme::Whole);
@@ -1539,7 +1472,8 @@ LogicalResult FunctionLowering::lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op) {
     score = destinationFor(input);
     sinks.push_back({score, AccessScheme::Edge, SinkKind::Store});
   }
-  Value max = allocateNodeRows(type), sum = allocateNodeRows(type);
+  hg::FeatureType scratch = hg::softmaxNodeScratch(op);
+  Value max = allocateNodeRows(scratch), sum = allocateNodeRows(scratch);
   fill(max, -std::numeric_limits<double>::infinity());
   fill(sum, 0.0);
   sinks.push_back({max, AccessScheme::Dst, SinkKind::Max});
@@ -1983,56 +1917,24 @@ LogicalResult FunctionLowering::lower(Operation *op) {
                                   temporaries);
       })
       // Row-wise ops are evaluated inside their consumers' traversals,
-      // except narrow reductions that several consumers share.
+      // except narrow reductions that several consumers share
+      // (hg::isSharedScore).
       .Default([&](Operation *other) {
         Leaf leaf;
-        if (worthStoring(other))
+        if (other->getNumResults() == 1 &&
+            !values.edges.count(other->getResult(0)) &&
+            hg::isSharedScore(other->getResult(0), [&](Value value) {
+              return values.edges.count(value) != 0;
+            }))
           return edgeLeaf(other->getResult(0), leaf);
         return success();
       });
 }
 
-/// A per-edge value of one column per head (a score, a score's gradient)
-/// whose expression reduces wider rows (a dot product) and that several ops
-/// read: stored once, [E, heads], it costs one pass; left row-wise, every
-/// consumer's traversal would re-read the wide rows to evaluate it again.
-bool FunctionLowering::worthStoring(Operation *op) {
-  if (op->getNumResults() != 1 || op->getResult(0).hasOneUse() ||
-      op->getResult(0).use_empty())
-    return false;
-  auto type = dyn_cast<hg::FeatureType>(op->getResult(0).getType());
-  if (!type || !type.isEdgeWise() || type.getWidth() != type.getHeads() ||
-      values.edges.count(op->getResult(0)))
-    return false;
-  // A dot product over wider rows among the row-wise ops it is made of.
-  SmallVector<Operation *> work{op};
-  llvm::SmallPtrSet<Operation *, 16> seen{op};
-  while (!work.empty()) {
-    Operation *current = work.pop_back_val();
-    if (auto dot = dyn_cast<hg::DotOp>(current))
-      if (cast<hg::FeatureType>(dot.getLhs().getType()).getWidth() >
-          type.getWidth())
-        return true;
-    if (!isa<hg::DotOp, hg::ScaleOp, hg::ConstScaleOp, hg::AddOp, hg::SubOp,
-             hg::MulOp, hg::DivOp, hg::ExpOp, hg::ReluOp, hg::TanhOp,
-             hg::SigmoidOp, hg::NegOp, hg::LeakyReluOp, hg::LeakyReluGradOp>(
-            current))
-      continue;
-    for (Value operand : current->getOperands())
-      if (Operation *producer = operand.getDefiningOp())
-        if (!values.edges.count(operand) && seen.insert(producer).second)
-          work.push_back(producer);
-  }
-  return false;
-}
-
 LogicalResult FunctionLowering::run() {
   if (failed(checkWidths()) || failed(createEntryPoint()))
     return failure();
-  pairsPay = llvm::any_of(source.getBody().front(),
-                          [](Operation &op) { return isCompact(&op); });
-  for (unsigned i = 0, e = source.getNumArguments(); i < e; ++i)
-    pairsPay |= isCompact(source.getArgAttrDict(i));
+  pairsPay = hg::pairsPay(source);
   planFusion();
   for (Operation &op : source.getBody().front()) {
     waitBefore(&op);
