@@ -1,6 +1,7 @@
 //===- HGraphDialect.cpp - hgraph dialect registration ----------*- C++ -*-===//
 
 #include "hector/Dialect/HGraph/IR/HGraph.h"
+#include "hector/Dialect/HGraph/IR/LoweringStorage.h"
 #include "hector/EntryABI.h"
 
 #include "mlir/IR/Builders.h"
@@ -166,6 +167,12 @@ bool dependsOnlySourceAndEdgeType(Value root) {
 
 bool isStoredByLowering(Value value) {
   Operation *def = value.getDefiningOp();
+  // A typed_linear scattered into sources never reaches memory.
+  if (auto linear = dyn_cast_or_null<TypedLinearOp>(def); linear &&
+      linear->hasOneUse())
+    if (auto aggregate = dyn_cast<AggregateOp>(*linear->getUsers().begin());
+        aggregate && scatteredLinear(aggregate) == linear)
+      return false;
   if (def && isa<TypedLinearOp, AggregateOp, TypeSumOp, WeightGradOp,
                  WeightOuterOp, WeightProductOp, EdgeSoftmaxOp, ConcatOp,
                  ZerosOp>(def))

@@ -15,6 +15,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hector/Dialect/HGraph/IR/LoweringStorage.h"
 #include "hector/Dialect/HGraph/Transforms/GraphSizes.h"
 #include "hector/Dialect/HGraph/Transforms/Passes.h"
 
@@ -72,6 +73,56 @@ Count bytesOf(Value value) {
     return Count::of(std::nullopt, slice);
   }
   return Count::of(std::nullopt, slice);
+}
+
+/// Bytes of `rows` rows of a feature type.
+Count rowsOfType(Symbol rows, FeatureType type) {
+  return Count::of(rows, type.getWidth() * elementBytes(type.getElementType()));
+}
+
+bool hasCompactRows(Value value) {
+  return isa<FeatureType>(value.getType()) && rowsOf(value) == P;
+}
+
+/// True when the lowering has the edge value in memory before its readers
+/// run: an argument, a value it stores, a score it shares.
+bool isEdgeValueInMemory(Value value) {
+  return !value.getDefiningOp() || isStoredByLowering(value) ||
+         isSharedScore(value, isEdgeValueInMemory);
+}
+
+/// The bytes the lowering stores for a value that is not returned, beyond
+/// the values it stores whatever reads them: a row-wise value a GEMM or a
+/// gather reads in memory, a score several readers share (LoweringStorage.h).
+std::optional<Count> storedBytes(Value value, bool pairsPay) {
+  auto type = dyn_cast<FeatureType>(value.getType());
+  if (!type)
+    return isStoredByLowering(value) && !isWrittenIntoSum(value.getDefiningOp())
+               ? std::optional(bytesOf(value))
+               : std::nullopt;
+  if (auto linear = value.getDefiningOp<TypedLinearOp>();
+      linear && isStoredPerNode(linear))
+    return rowsOfType(N, type);
+  if (isStoredByLowering(value))
+    return bytesOf(value);
+  if (!value.getDefiningOp() || value.getDefiningOp<GatherOp>())
+    return std::nullopt; // an argument; a gather reads its input's rows
+  Symbol rows = type.isEdgeWise() ? E : N;
+  if (llvm::any_of(value.getUses(), [&](OpOperand &use) {
+        return readsRowsInMemory(use, pairsPay);
+      }))
+    return rowsOfType(rows, type);
+  if (isSharedScore(value, isEdgeValueInMemory))
+    return rowsOfType(E, type);
+  return std::nullopt;
+}
+
+/// The op whose lowering emits `op`'s code: a weight gradient summed with
+/// others is written by the sum.
+Operation *loweredBy(Operation *op) {
+  while (isWrittenIntoSum(op))
+    op = *op->getUsers().begin();
+  return op;
 }
 
 /// Multiply-adds of one row through a weight slice.
@@ -182,11 +233,17 @@ private:
   std::vector<double> profile() const;
   void addInterval(std::vector<double> &memory, unsigned from, unsigned to,
                    double bytes) const;
-  void addSaved(std::vector<double> &memory, const Saved &saved) const;
+  void addSaved(std::vector<double> &memory, const Saved &saved,
+                Decision decision) const;
+  void addPairSums(Value edgeValue, bool pairsPay);
   void findRecomputation(Saved &saved);
   double readSeconds(const Saved &saved) const;
   unsigned pointOf(Operation *op) const { return points.lookup(op); }
   unsigned lastMemoryRead(Value value, Operation *ignored) const;
+  unsigned firstReader(Value value) const;
+  bool pairsPayAt(unsigned point) const {
+    return point < numForward ? forwardPairsPay : backwardPairsPay;
+  }
   double secondsBetween(unsigned from, unsigned to) const {
     return start[to] - start[from];
   }
@@ -198,6 +255,7 @@ private:
   DenseMap<Operation *, unsigned> points;
   SmallVector<double> start; // ops.size() + 1 entries
   unsigned numForward = 0;
+  bool forwardPairsPay = false, backwardPairsPay = false;
   std::vector<double> base; // the step's memory without the saved values
   SmallVector<Saved> saved;
 };
@@ -294,6 +352,8 @@ LogicalResult Step::analyze() {
                    : pointOf(&*std::prev(
                          forward.getBody().front().without_terminator().end())) +
                          1;
+  forwardPairsPay = pairsPay(forward);
+  backwardPairsPay = pairsPay(backward);
   start.assign(ops.size() + 1, 0);
   for (auto [index, op] : llvm::enumerate(ops))
     start[index + 1] = start[index] + timeOf(op, sizes, rates);
@@ -359,46 +419,97 @@ LogicalResult Step::analyze() {
     saved.push_back(std::move(record));
   }
 
-  // Everything else the lowering stores lives from its producer to its last
-  // reader; the forward's results until the forward ends.
+  // Everything else the lowering allocates: returned values are the
+  // caller's buffers, for their whole function; a stored value lives from
+  // its producer to its last reader; pair sums from their first reader to
+  // their last; an edge_softmax's per-node scratch while it runs.
   base.assign(ops.size(), 0);
+  for (FuncOp func : {forward, backward})
+    for (BlockArgument arg : func.getArguments())
+      if (isa<EdgeValueType>(arg.getType()))
+        addPairSums(arg, func == forward ? forwardPairsPay : backwardPairsPay);
   for (auto [index, op] : llvm::enumerate(ops)) {
     bool inForward = index < numForward;
+    bool paying = pairsPayAt(index);
+    if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op)) {
+      Count scratch = rowsOfType(N, softmaxNodeScratch(softmax));
+      addInterval(base, index, index, 2 * scratch.at(sizes));
+    }
     for (Value result : op->getResults()) {
+      if (isa<EdgeValueType>(result.getType()))
+        addPairSums(result, paying);
       if (savedValues.contains(result) ||
           !isa<FeatureType, WeightType>(result.getType()))
         continue;
       bool returned = llvm::any_of(result.getUsers(), [](Operation *user) {
         return isa<ReturnOp>(user);
       });
-      if (!returned && !isStoredByLowering(result))
+      if (returned) {
+        if (inForward)
+          addInterval(base, 0, numForward - 1, bytesOf(result).at(sizes));
+        else
+          addInterval(base, numForward, ops.size() - 1,
+                      bytesOf(result).at(sizes));
         continue;
-      unsigned last = returned ? (inForward ? numForward - 1 : ops.size() - 1)
-                               : lastMemoryRead(result, nullptr);
-      addInterval(base, index, last, bytesOf(result).at(sizes));
+      }
+      if (std::optional<Count> bytes = storedBytes(result, paying))
+        addInterval(base, index, lastMemoryRead(result, nullptr),
+                    bytes->at(sizes));
     }
   }
   // Saved values not planned (see above) are kept.
   for (Value value : savedValues)
-    if (Operation *producer = value.getDefiningOp();
-        producer && llvm::none_of(saved, [&](const Saved &record) {
+    if (value.getDefiningOp() && llvm::none_of(saved, [&](const Saved &record) {
           return record.value == value;
         }))
-      addInterval(base, pointOf(producer), ops.size() - 1,
-                  bytesOf(value).at(sizes));
+      addInterval(base, 0, ops.size() - 1, bytesOf(value).at(sizes));
   return success();
+}
+
+/// Counts the per-pair sums of `edgeValue` (LoweringStorage.h), P rows, from
+/// the first op that reads them to the last.
+void Step::addPairSums(Value edgeValue, bool pairsPay) {
+  SmallVector<Operation *, 2> readers =
+      pairSumReaders(edgeValue, pairsPay, hasCompactRows);
+  if (readers.empty())
+    return;
+  unsigned first = ops.size(), last = 0;
+  for (Operation *reader : readers) {
+    unsigned point = pointOf(loweredBy(reader));
+    first = std::min(first, point);
+    last = std::max(last, point);
+  }
+  auto type = cast<FeatureType>(edgeValue.getType());
+  addInterval(base, first, last, rowsOfType(P, type).at(sizes));
 }
 
 /// The last point that reads `value`'s memory: row-wise readers are
 /// evaluated inside the traversals of their own readers, so their readers
-/// count (a row-wise value returned is stored at the return, the end of its
+/// count, unless the lowering stores the reader (then its first reader
+/// does); readers of per-pair sums count once, where the sums are computed
+/// (a row-wise value returned is stored at the return, the end of its
 /// function). `ignored` (the forward's return, for a saved value) does not
 /// count.
 unsigned Step::lastMemoryRead(Value value, Operation *ignored) const {
   Operation *producer = value.getDefiningOp();
   unsigned last = producer ? pointOf(producer) : 0;
-  for (Operation *user : value.getUsers()) {
-    if (user == ignored)
+  bool paying = pairsPayAt(last);
+  // Per-pair sums read the rows once, where their first reader computes
+  // them.
+  SmallVector<Operation *, 2> pairReaders;
+  if (isa<EdgeValueType>(value.getType()))
+    pairReaders = pairSumReaders(value, paying, hasCompactRows);
+  if (!pairReaders.empty()) {
+    unsigned first = ops.size();
+    for (Operation *reader : pairReaders)
+      first = std::min(first, pointOf(loweredBy(reader)));
+    last = std::max(last, first);
+  }
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = use.getOwner();
+    if (user == ignored ||
+        (!pairReaders.empty() &&
+         readsPairSumsOnly(use, paying, hasCompactRows)))
       continue;
     if (isa<ReturnOp>(user)) {
       last = std::max(last, pointOf(user->getBlock()->getParentOp() == forward
@@ -406,13 +517,33 @@ unsigned Step::lastMemoryRead(Value value, Operation *ignored) const {
                                          : ops.back()));
       continue;
     }
-    last = std::max(last, pointOf(user));
-    if (!isa<EvictOp>(user))
-      for (Value result : user->getResults())
-        if (!isStoredByLowering(result))
-          last = std::max(last, lastMemoryRead(result, nullptr));
+    last = std::max(last, pointOf(loweredBy(user)));
+    if (isa<EvictOp>(user))
+      continue;
+    // A row-wise reader is evaluated where its own readers run, unless the
+    // lowering stores it: then it reads `value` once, for its first reader.
+    for (Value result : user->getResults()) {
+      if (isStoredByLowering(result) || isa<WeightType>(result.getType()))
+        continue;
+      if (storedBytes(result, pairsPayAt(pointOf(user))))
+        last = std::max(last, firstReader(result));
+      else
+        last = std::max(last, lastMemoryRead(result, nullptr));
+    }
   }
   return last;
+}
+
+/// The first point that reads `value` (its function's last when only the
+/// return does).
+unsigned Step::firstReader(Value value) const {
+  Operation *producer = value.getDefiningOp();
+  unsigned def = pointOf(producer);
+  unsigned first = def < numForward ? numForward - 1 : ops.size() - 1;
+  for (Operation *user : value.getUsers())
+    if (!isa<ReturnOp>(user))
+      first = std::min(first, pointOf(user));
+  return std::max(first, def);
 }
 
 void Step::addInterval(std::vector<double> &memory, unsigned from, unsigned to,
@@ -421,10 +552,14 @@ void Step::addInterval(std::vector<double> &memory, unsigned from, unsigned to,
     memory[point] += bytes;
 }
 
-void Step::addSaved(std::vector<double> &memory, const Saved &record) const {
-  switch (record.decision) {
+/// A kept value is the caller's buffer for the whole step (the forward's
+/// result, the backward's argument); a moved or recomputed one is the
+/// lowering's, freed after its last reader in either function.
+void Step::addSaved(std::vector<double> &memory, const Saved &record,
+                    Decision decision) const {
+  switch (decision) {
   case Decision::Keep:
-    addInterval(memory, record.def, record.lastBackward, record.bytes);
+    addInterval(memory, 0, ops.size() - 1, record.bytes);
     return;
   case Decision::Host:
   case Decision::Disk:
@@ -442,7 +577,7 @@ void Step::addSaved(std::vector<double> &memory, const Saved &record) const {
 std::vector<double> Step::profile() const {
   std::vector<double> memory = base;
   for (const Saved &record : saved)
-    addSaved(memory, record);
+    addSaved(memory, record, record.decision);
   return memory;
 }
 
@@ -533,14 +668,19 @@ void Step::planAuto(double capacity, double hostCapacity, bool report) {
     for (Saved &record : saved) {
       if (record.decision != Decision::Keep)
         continue;
-      // Memory pressure removed: bytes over the capacity during the idle
-      // period, weighted by how long each operation runs.
+      // Memory pressure removed: bytes over the capacity wherever the value
+      // is no longer held (a kept value is the caller's for the whole
+      // step; a moved one is held only around its readers), weighted by how
+      // long each operation runs.
       double relief = 0;
-      for (unsigned point = record.lastForward + 1;
-           point < record.firstBackward; ++point)
-        if (memory[point] > capacity)
+      for (unsigned point = 0; point < memory.size(); ++point) {
+        bool held = (point >= record.def && point <= record.lastForward) ||
+                    (point >= record.firstBackward &&
+                     point <= record.lastBackward);
+        if (!held && memory[point] > capacity)
           relief += std::min(record.bytes, memory[point] - capacity) *
                     std::max(secondsBetween(point, point + 1), 1e-9);
+      }
       if (relief <= 0)
         continue;
       Decision decision = hostFits(record) ? Decision::Host : Decision::Disk;
@@ -703,7 +843,7 @@ LogicalResult Step::rewrite() {
 void Step::reportDecisions(double capacity) {
   std::vector<double> before = base;
   for (const Saved &record : saved)
-    addInterval(before, record.def, record.lastBackward, record.bytes);
+    addSaved(before, record, Decision::Keep);
   std::vector<double> after = profile();
   for (const Saved &record : saved) {
     std::string text;

@@ -41,10 +41,11 @@ bool dependsOnlySourceAndEdgeType(mlir::Value value);
 
 /// True when the lowering (hgraph-to-htmpl) writes `value` to memory
 /// whatever reads it: the results of GEMMs and reductions (typed_linear,
-/// aggregate, type_sum, weight_grad, weight_outer, weight_product),
-/// edge_softmax, concat and zeros, and the scores an edge_softmax normalises
-/// (stored before its per-destination reductions). Other values are
-/// row-wise: their readers evaluate them.
+/// unless scattered into sources, aggregate, type_sum, weight_grad,
+/// weight_outer, weight_product), edge_softmax, concat and zeros, and the
+/// scores an edge_softmax normalises (stored before its per-destination
+/// reductions). Other values are row-wise: their readers evaluate them, or
+/// store them when they read rows in memory (LoweringStorage.h).
 bool isStoredByLowering(mlir::Value value);
 
 } // namespace hector::hgraph
