@@ -174,10 +174,15 @@ def OffloadScheduling
     transfer times (bytes over the host and disk bandwidths); all rates are
     options, so that measured ones can be given.
 
-    The memory model counts what the lowering stores: the results of GEMMs,
-    aggregations, edge softmax, concatenation and weight operations, and
-    returned values, each from its producer to its last reader (row-wise
-    math fuses into the traversals that read it). Arguments are not
+    The memory model counts what the lowering allocates, from the
+    decisions it shares with `hgraph-to-htmpl` (`isStoredByLowering`,
+    `LoweringStorage.h`): the results of GEMMs, aggregations, edge softmax,
+    concatenation and weight operations, row-wise values a GEMM or a gather
+    reads in memory and shared scores, each from its producer to its last
+    reader (other row-wise math fuses into the traversals that read it);
+    per-pair sums from their first reader to their last; an edge softmax's
+    per-node scratch; and the caller's buffers for their whole function
+    (results, and saved values kept for the whole step). Arguments are not
     counted: `capacity-mib` is the device memory the step's own values may
     use.
 
@@ -186,8 +191,8 @@ def OffloadScheduling
     - `host` / `disk`: every saved value of at least `min-kib` with an
       inactive period goes to that tier;
     - `auto`: while the step's peak exceeds `capacity-mib`, the saved value
-      that removes the most memory pressure (bytes over capacity during its
-      inactive period) per second of transfer is moved: to host memory while
+      that removes the most memory pressure (bytes over capacity wherever it
+      would no longer be held) per second of transfer is moved: to host memory while
       `host-capacity-mib` allows, else to disk, or recomputed in the
       backward where that is cheaper than moving it (its producers read only
       arguments the backward has). Without a capacity, only values whose
