@@ -95,22 +95,6 @@ constexpr GraphArrayInfo kGraphArrays[NumGraphArrays] = {
 #undef HECTOR_GRAPH_ARRAY
 };
 
-
-/// The most row-wise ops one traversal evaluates in its body, and the most a
-/// value read more than once may take. A larger expression is cut: some of
-/// its values are stored by traversals of their own (planFusion), so that
-/// every body, and the code LLVM compiles for it, stays small (register
-/// allocation is superlinear in a block's length). The three models'
-/// expressions have a fraction of either bound (at most 11 ops).
-constexpr int64_t kMaxFusedOps = 96;
-constexpr int64_t kMaxSharedOps = 24;
-/// A per-edge scalar (one value per edge and head) read by several ops whose
-/// evaluation loads at least this many values is stored once instead
-/// (planFusion): its readers land in different traversals, some walking
-/// pair order, where each of those loads is a scattered 32-byte sector, and
-/// one stored value per edge is cheaper than evaluating it again in each.
-constexpr int64_t kMinLoadsOfSharedScalar = 3;
-
 /// The widest feature row and the largest weight dimension this lowering
 /// accepts. The code generators unroll per column tile (the CPU GEMM), so
 /// the code, and its compile time, grow with the widths: at this bound an
@@ -181,9 +165,6 @@ private:
 
   // Lowering of the ops that produce memory.
   LogicalResult checkWidths();
-  void planFusion();
-  bool isCostlySharedScalar(Value value,
-                            const llvm::SmallPtrSetImpl<Operation *> &ops);
   LogicalResult storeRows(Value value);
   LogicalResult lower(Operation *op);
   LogicalResult lowerTypedLinear(hg::TypedLinearOp op);
@@ -257,7 +238,7 @@ private:
   /// yet to read them (pairSums / releasePairSums).
   DenseMap<Value, std::pair<Value, unsigned>> pairSumBuffers;
   /// Row-wise values stored where they are defined instead of being fused
-  /// into their consumers (planFusion).
+  /// into their consumers (hg::rowsStoredByFusion).
   llvm::DenseSet<Value> storedRows;
   /// Offload: names and layouts of the stored arguments, the names of the
   /// stored results (empty for the others), the manifest's entries
@@ -1807,70 +1788,8 @@ LogicalResult FunctionLowering::checkWidths() {
   return success();
 }
 
-/// Chooses the row-wise values to store (storedRows), in one pass in program
-/// order. Each fused row-wise value keeps the set of row-wise ops its
-/// evaluation emits (itself and its fused operands' sets, shared ops once;
-/// at most kMaxFusedOps + 1 are kept). While that set is too large, the
-/// operand with the largest set is stored instead. A value read more than
-/// once whose set exceeds kMaxSharedOps is stored itself: its readers may
-/// land in different traversals, which would each evaluate it again (a
-/// gradient reads the recomputed forward chain back to front; storing its
-/// values at intervals keeps every reader's expression short). Linear in the
-/// number of ops: every set is bounded by a constant.
-void FunctionLowering::planFusion() {
-  using OpSet = llvm::SmallPtrSet<Operation *, 8>;
-  DenseMap<Value, OpSet> fused; // row-wise values that are fused
-  for (Operation &op : source.getBody().front()) {
-    if (op.getNumResults() != 1 || !isRowWise(&op))
-      continue;
-    SmallVector<Value, 2> operands;
-    for (Value operand : op.getOperands())
-      if (fused.count(operand) && !llvm::is_contained(operands, operand))
-        operands.push_back(operand);
-    OpSet ops;
-    while (true) {
-      ops.clear();
-      ops.insert(&op);
-      for (Value operand : operands)
-        for (Operation *inner : fused[operand])
-          if (ops.size() <= kMaxFusedOps)
-            ops.insert(inner);
-      if (ops.size() <= kMaxFusedOps)
-        break;
-      auto largest = llvm::max_element(operands, [&](Value a, Value b) {
-        return fused[a].size() < fused[b].size();
-      });
-      storedRows.insert(*largest);
-      fused.erase(*largest);
-      operands.erase(largest);
-    }
-    Value result = op.getResult(0);
-    if (!result.hasOneUse() &&
-        (ops.size() > kMaxSharedOps || isCostlySharedScalar(result, ops)))
-      storedRows.insert(result);
-    else
-      fused[result] = std::move(ops);
-  }
-}
-
-/// Whether `value`, evaluated by the row-wise ops `ops`, is a per-edge
-/// scalar whose evaluation loads at least kMinLoadsOfSharedScalar values
-/// (the operands of `ops` that none of them defines).
-bool FunctionLowering::isCostlySharedScalar(
-    Value value, const llvm::SmallPtrSetImpl<Operation *> &ops) {
-  auto type = cast<hg::FeatureType>(value.getType());
-  if (!type.isEdgeWise() || type.getHeadWidth() != 1)
-    return false;
-  llvm::SmallPtrSet<Value, 8> loads;
-  for (Operation *op : ops)
-    for (Value operand : op->getOperands())
-      if (!ops.contains(operand.getDefiningOp()))
-        loads.insert(operand);
-  return static_cast<int64_t>(loads.size()) >= kMinLoadsOfSharedScalar;
-}
-
-/// Stores a row-wise value planned to be stored (planFusion) right after
-/// its definition; its readers then read it as a leaf.
+/// Stores a row-wise value planned to be stored (hg::rowsStoredByFusion)
+/// right after its definition; its readers then read it as a leaf.
 LogicalResult FunctionLowering::storeRows(Value value) {
   if (cast<hg::FeatureType>(value.getType()).isEdgeWise()) {
     Leaf leaf;
@@ -1935,7 +1854,7 @@ LogicalResult FunctionLowering::run() {
   if (failed(checkWidths()) || failed(createEntryPoint()))
     return failure();
   pairsPay = hg::pairsPay(source);
-  planFusion();
+  storedRows = hg::rowsStoredByFusion(source);
   for (Operation &op : source.getBody().front()) {
     waitBefore(&op);
     if (failed(lower(&op)))

@@ -2,6 +2,8 @@
 
 #include "RowEvaluator.h"
 
+#include "hector/Dialect/HGraph/IR/LoweringStorage.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
@@ -15,13 +17,7 @@ namespace hg = hector::hgraph;
 using htmpl::AccessScheme;
 
 bool hector::lowering::isRowWise(Operation *op) {
-  // zeros and add also make weights, which are not rows.
-  if (isa<hg::ZerosOp, hg::AddOp>(op))
-    return isa<hg::FeatureType>(op->getResult(0).getType());
-  return isa<hg::DotOp, hg::ScaleOp, hg::ConstScaleOp, hg::AddOp, hg::SubOp,
-             hg::MulOp, hg::DivOp, hg::ExpOp, hg::ReluOp, hg::TanhOp,
-             hg::SigmoidOp, hg::NegOp, hg::LeakyReluOp, hg::SliceOp,
-             hg::EqualOp, hg::LeakyReluGradOp>(op);
+  return hg::isRowWise(op);
 }
 
 namespace {

@@ -149,8 +149,8 @@ private:
 };
 
 /// True for the ops a traversal evaluates in its body from their operands
-/// (element-wise math, dot, scale, slice, zeros, the gradient helpers);
-/// gathers, typed vectors and the graph norms are read as leaves.
+/// (hgraph::isRowWise, LoweringStorage.h); gathers, typed vectors and the
+/// graph norms are read as leaves.
 bool isRowWise(mlir::Operation *op);
 
 /// True when `type` holds one value per head (width == heads).

@@ -126,6 +126,72 @@ bool hector::hgraph::readsRowsInMemory(OpOperand &use, bool pairsPay) {
   return false;
 }
 
+bool hector::hgraph::isRowWise(Operation *op) {
+  // zeros and add also make weights, which are not rows.
+  if (isa<ZerosOp, AddOp>(op))
+    return isa<FeatureType>(op->getResult(0).getType());
+  return isa<DotOp, ScaleOp, ConstScaleOp, AddOp, SubOp, MulOp, DivOp, ExpOp,
+             ReluOp, TanhOp, SigmoidOp, NegOp, LeakyReluOp, SliceOp, EqualOp,
+             LeakyReluGradOp>(op);
+}
+
+namespace {
+/// Whether `value`, evaluated by the row-wise ops `ops`, is a per-edge
+/// scalar whose evaluation loads at least kMinLoadsOfSharedScalar values
+/// (the operands of `ops` that none of them defines).
+bool isCostlySharedScalar(Value value,
+                          const llvm::SmallPtrSetImpl<Operation *> &ops) {
+  auto type = cast<FeatureType>(value.getType());
+  if (!type.isEdgeWise() || type.getHeadWidth() != 1)
+    return false;
+  llvm::SmallPtrSet<Value, 8> loads;
+  for (Operation *op : ops)
+    for (Value operand : op->getOperands())
+      if (!ops.contains(operand.getDefiningOp()))
+        loads.insert(operand);
+  return static_cast<int64_t>(loads.size()) >= kMinLoadsOfSharedScalar;
+}
+} // namespace
+
+llvm::DenseSet<Value> hector::hgraph::rowsStoredByFusion(FuncOp func) {
+  using OpSet = llvm::SmallPtrSet<Operation *, 8>;
+  llvm::DenseSet<Value> stored;
+  DenseMap<Value, OpSet> fused; // row-wise values that are fused
+  for (Operation &op : func.getBody().front()) {
+    if (op.getNumResults() != 1 || !isRowWise(&op))
+      continue;
+    SmallVector<Value, 2> operands;
+    for (Value operand : op.getOperands())
+      if (fused.count(operand) && !llvm::is_contained(operands, operand))
+        operands.push_back(operand);
+    OpSet ops;
+    while (true) {
+      ops.clear();
+      ops.insert(&op);
+      for (Value operand : operands)
+        for (Operation *inner : fused[operand])
+          if (static_cast<int64_t>(ops.size()) <= kMaxFusedOps)
+            ops.insert(inner);
+      if (static_cast<int64_t>(ops.size()) <= kMaxFusedOps)
+        break;
+      auto largest = llvm::max_element(operands, [&](Value a, Value b) {
+        return fused[a].size() < fused[b].size();
+      });
+      stored.insert(*largest);
+      fused.erase(*largest);
+      operands.erase(largest);
+    }
+    Value result = op.getResult(0);
+    if (!result.hasOneUse() &&
+        (static_cast<int64_t>(ops.size()) > kMaxSharedOps ||
+         isCostlySharedScalar(result, ops)))
+      stored.insert(result);
+    else
+      fused[result] = std::move(ops);
+  }
+  return stored;
+}
+
 bool hector::hgraph::isSharedScore(Value value,
                                    function_ref<bool(Value)> inMemory) {
   Operation *op = value.getDefiningOp();

@@ -84,39 +84,6 @@ bool hasCompactRows(Value value) {
   return isa<FeatureType>(value.getType()) && rowsOf(value) == P;
 }
 
-/// True when the lowering has the edge value in memory before its readers
-/// run: an argument, a value it stores, a score it shares.
-bool isEdgeValueInMemory(Value value) {
-  return !value.getDefiningOp() || isStoredByLowering(value) ||
-         isSharedScore(value, isEdgeValueInMemory);
-}
-
-/// The bytes the lowering stores for a value that is not returned, beyond
-/// the values it stores whatever reads them: a row-wise value a GEMM or a
-/// gather reads in memory, a score several readers share (LoweringStorage.h).
-std::optional<Count> storedBytes(Value value, bool pairsPay) {
-  auto type = dyn_cast<FeatureType>(value.getType());
-  if (!type)
-    return isStoredByLowering(value) && !isWrittenIntoSum(value.getDefiningOp())
-               ? std::optional(bytesOf(value))
-               : std::nullopt;
-  if (auto linear = value.getDefiningOp<TypedLinearOp>();
-      linear && isStoredPerNode(linear))
-    return rowsOfType(N, type);
-  if (isStoredByLowering(value))
-    return bytesOf(value);
-  if (!value.getDefiningOp() || value.getDefiningOp<GatherOp>())
-    return std::nullopt; // an argument; a gather reads its input's rows
-  Symbol rows = type.isEdgeWise() ? E : N;
-  if (llvm::any_of(value.getUses(), [&](OpOperand &use) {
-        return readsRowsInMemory(use, pairsPay);
-      }))
-    return rowsOfType(rows, type);
-  if (isSharedScore(value, isEdgeValueInMemory))
-    return rowsOfType(E, type);
-  return std::nullopt;
-}
-
 /// The op whose lowering emits `op`'s code: a weight gradient summed with
 /// others is written by the sum.
 Operation *loweredBy(Operation *op) {
@@ -241,6 +208,8 @@ private:
   unsigned pointOf(Operation *op) const { return points.lookup(op); }
   unsigned lastMemoryRead(Value value, Operation *ignored) const;
   unsigned firstReader(Value value) const;
+  bool isEdgeValueInMemory(Value value) const;
+  std::optional<Count> storedBytes(Value value, bool pairsPay) const;
   bool pairsPayAt(unsigned point) const {
     return point < numForward ? forwardPairsPay : backwardPairsPay;
   }
@@ -256,6 +225,9 @@ private:
   SmallVector<double> start; // ops.size() + 1 entries
   unsigned numForward = 0;
   bool forwardPairsPay = false, backwardPairsPay = false;
+  /// The row-wise values the lowering stores where they are defined (its
+  /// fusion plan, rowsStoredByFusion), in either function.
+  llvm::DenseSet<Value> fusionStored;
   std::vector<double> base; // the step's memory without the saved values
   SmallVector<Saved> saved;
 };
@@ -354,6 +326,9 @@ LogicalResult Step::analyze() {
                          1;
   forwardPairsPay = pairsPay(forward);
   backwardPairsPay = pairsPay(backward);
+  for (FuncOp func : {forward, backward})
+    for (Value value : rowsStoredByFusion(func))
+      fusionStored.insert(value);
   start.assign(ops.size() + 1, 0);
   for (auto [index, op] : llvm::enumerate(ops))
     start[index + 1] = start[index] + timeOf(op, sizes, rates);
@@ -466,6 +441,49 @@ LogicalResult Step::analyze() {
   return success();
 }
 
+/// True when the lowering has the edge value in memory before its readers
+/// run: an argument, a value it stores, a score it shares.
+bool Step::isEdgeValueInMemory(Value value) const {
+  return !value.getDefiningOp() || isStoredByLowering(value) ||
+         fusionStored.contains(value) ||
+         isSharedScore(value,
+                       [this](Value other) { return isEdgeValueInMemory(other); });
+}
+
+/// The bytes the lowering stores for a value that is not returned, beyond
+/// the values it stores whatever reads them: a row-wise value its fusion
+/// plan stores, one a GEMM or a gather reads in memory, a score several
+/// readers share (LoweringStorage.h). No buffer for a weight written into a
+/// sum's (a weight gradient, a first outer product).
+std::optional<Count> Step::storedBytes(Value value, bool pairsPay) const {
+  auto type = dyn_cast<FeatureType>(value.getType());
+  if (!type) {
+    Operation *def = value.getDefiningOp();
+    auto outer = dyn_cast_or_null<WeightOuterOp>(def);
+    return isStoredByLowering(value) && !isWrittenIntoSum(def) &&
+                   !(outer && sumWrittenInPlace(outer))
+               ? std::optional(bytesOf(value))
+               : std::nullopt;
+  }
+  if (auto linear = value.getDefiningOp<TypedLinearOp>();
+      linear && isStoredPerNode(linear))
+    return rowsOfType(N, type);
+  if (isStoredByLowering(value))
+    return bytesOf(value);
+  if (!value.getDefiningOp() || value.getDefiningOp<GatherOp>())
+    return std::nullopt; // an argument; a gather reads its input's rows
+  Symbol rows = type.isEdgeWise() ? E : N;
+  if (fusionStored.contains(value) ||
+      llvm::any_of(value.getUses(), [&](OpOperand &use) {
+        return readsRowsInMemory(use, pairsPay);
+      }))
+    return rowsOfType(rows, type);
+  if (isSharedScore(value,
+                    [this](Value other) { return isEdgeValueInMemory(other); }))
+    return rowsOfType(E, type);
+  return std::nullopt;
+}
+
 /// Counts the per-pair sums of `edgeValue` (LoweringStorage.h), P rows, from
 /// the first op that reads them to the last.
 void Step::addPairSums(Value edgeValue, bool pairsPay) {
@@ -521,9 +539,11 @@ unsigned Step::lastMemoryRead(Value value, Operation *ignored) const {
     if (isa<EvictOp>(user))
       continue;
     // A row-wise reader is evaluated where its own readers run, unless the
-    // lowering stores it: then it reads `value` once, for its first reader.
+    // lowering stores it: then it reads `value` once, where its fusion plan
+    // stores it (its definition, counted above) or for its first reader.
     for (Value result : user->getResults()) {
-      if (isStoredByLowering(result) || isa<WeightType>(result.getType()))
+      if (isStoredByLowering(result) || isa<WeightType>(result.getType()) ||
+          fusionStored.contains(result))
         continue;
       if (storedBytes(result, pairsPayAt(pointOf(user))))
         last = std::max(last, firstReader(result));

@@ -15,6 +15,7 @@
 
 #include "hector/Dialect/HGraph/IR/HGraph.h"
 
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
@@ -74,6 +75,44 @@ bool readsPairSumsOnly(mlir::OpOperand &use, bool pairsPay,
 /// it describes what its GEMMs and traversals do (nodeBuffer, edgeRows), and
 /// bench/offload_model.py checks the two agree.
 bool readsRowsInMemory(mlir::OpOperand &use, bool pairsPay);
+
+/// True for the ops a traversal evaluates in its body from their operands
+/// (element-wise math, dot, scale, slice, zeros, the gradient helpers);
+/// gathers, typed vectors and the graph norms are read as leaves.
+bool isRowWise(mlir::Operation *op);
+
+/// The most row-wise ops one traversal evaluates in its body, and the most a
+/// value read more than once may take. A larger expression is cut: some of
+/// its values are stored by traversals of their own (rowsStoredByFusion),
+/// so that every body, and the code LLVM compiles for it, stays small
+/// (register allocation is superlinear in a block's length). The three
+/// models' expressions have a fraction of either bound (at most 11 ops).
+constexpr int64_t kMaxFusedOps = 96;
+constexpr int64_t kMaxSharedOps = 24;
+/// A per-edge scalar (one value per edge and head) read by several ops whose
+/// evaluation loads at least this many values is stored once instead
+/// (rowsStoredByFusion): its readers land in different traversals, some
+/// walking pair order, where each of those loads is a scattered 32-byte
+/// sector, and one stored value per edge is cheaper than evaluating it
+/// again in each.
+constexpr int64_t kMinLoadsOfSharedScalar = 3;
+
+/// The row-wise values of `func` the lowering stores right after their
+/// definition, by traversals of their own, instead of evaluating them in
+/// their readers' traversals (its fusion plan), chosen in one pass in
+/// program order. Each fused row-wise value keeps the set of row-wise ops
+/// its evaluation emits (itself and its fused operands' sets, shared ops
+/// once; at most kMaxFusedOps + 1 are kept). While that set is too large,
+/// the operand with the largest set is stored instead. A value read more
+/// than once is stored itself when its set exceeds kMaxSharedOps (its
+/// readers may land in different traversals, which would each evaluate it
+/// again: a gradient reads the recomputed forward chain back to front;
+/// storing its values at intervals keeps every reader's expression short)
+/// or when it is a per-edge scalar whose evaluation loads at least
+/// kMinLoadsOfSharedScalar values (RGAT's and HGT's softmax-gradient
+/// coefficient, [E, heads]). Linear in the number of ops: every set is
+/// bounded by a constant.
+llvm::DenseSet<mlir::Value> rowsStoredByFusion(FuncOp func);
 
 /// True for a row-wise per-edge value of one column per head (a score, a
 /// score's gradient) read by several ops, whose expression reduces wider

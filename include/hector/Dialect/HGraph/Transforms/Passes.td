@@ -177,9 +177,13 @@ def OffloadScheduling
     The memory model counts what the lowering allocates, from the
     decisions it shares with `hgraph-to-htmpl` (`isStoredByLowering`,
     `LoweringStorage.h`): the results of GEMMs, aggregations, edge softmax,
-    concatenation and weight operations, row-wise values a GEMM or a gather
-    reads in memory and shared scores, each from its producer to its last
-    reader (other row-wise math fuses into the traversals that read it);
+    concatenation and weight operations (none for a weight gradient or an
+    outer product written into a sum's buffer), row-wise values a GEMM or a
+    gather reads in memory, the values the lowering's fusion plan stores
+    (`rowsStoredByFusion`: costly per-edge scalars several ops read, cuts
+    of long expressions) and shared scores, each from its producer to its
+    last reader (other row-wise math fuses into the traversals that read
+    it);
     per-pair sums from their first reader to their last; an edge softmax's
     per-node scratch; and the caller's buffers for their whole function
     (results, and saved values kept for the whole step). Arguments are not
