@@ -46,22 +46,29 @@ def _float(value: float) -> str:
     return text if float(text) == value else repr(float(value))
 
 
-def rgcn(width_in, width_out, heads=1):
+def rgcn(width_in, width_out, heads=1, aggr="mean"):
     if heads != 1:
         raise ValueError("RGCN has no heads")
     h, o = _feature("node", width_in), _feature("node", width_out)
     msg, norm = _feature("edge", width_out), _feature("edge", 1)
     w, w0 = _weight("edge", width_in, width_out), _weight("single", width_in, width_out)
+    if aggr == "sum":  # PyG's aggr='add': every message counts once
+        coefficient = "1"
+        messages = f"""  %agg = hgraph.aggregate sum %msg : {msg} -> {o}
+"""
+    else:
+        coefficient = "1 / |{e' = (s'→t) : φ(e') = φ(e)}|"
+        messages = f"""  %norm = hgraph.relation_norm %g : !hgraph.graph -> {norm}
+  %scaled = hgraph.scale %norm, %msg : {norm}, {msg} -> {msg}
+  %agg = hgraph.aggregate sum %scaled : {msg} -> {o}
+"""
     return f"""// RGCN (BRIEF.md §4):
 //   h'_t = W_0ᵀ h_t + Σ_{{e=(s→t)}} c_e · W_φ(e)ᵀ h_s,
-//   c_e  = 1 / |{{e' = (s'→t) : φ(e') = φ(e)}}|
+//   c_e  = {coefficient}
 hgraph.func @rgcn(%g: !hgraph.graph, {_arg("h", h)},
                   {_arg("W", w)}, {_arg("W0", w0)}) -> {o} {{
   %msg = hgraph.typed_linear %W, %h from src : {w}, {h} -> {msg}
-  %norm = hgraph.relation_norm %g : !hgraph.graph -> {norm}
-  %scaled = hgraph.scale %norm, %msg : {norm}, {msg} -> {msg}
-  %agg = hgraph.aggregate sum %scaled : {msg} -> {o}
-  %self = hgraph.typed_linear %W0, %h from node : {w0}, {h} -> {o}
+{messages}  %self = hgraph.typed_linear %W0, %h from node : {w0}, {h} -> {o}
   %out = hgraph.add %self, %agg : {o}
   hgraph.return %out : {o}
 }}
@@ -138,7 +145,9 @@ hgraph.func @hgt(%g: !hgraph.graph, {_arg("h", h)},
 MODELS = {"rgcn": rgcn, "rgat": rgat, "hgt": hgt}
 
 # Options a model takes beyond the widths and heads, with their defaults.
-OPTIONS = {"rgcn": {}, "rgat": {"negative_slope": 0.2}, "hgt": {}}
+OPTIONS = {"rgcn": {"aggr": "mean"}, "rgat": {"negative_slope": 0.2}, "hgt": {}}
+# The values a word-valued option takes.
+CHOICES = {"aggr": ("mean", "sum")}
 
 
 def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **options) -> str:
@@ -162,6 +171,10 @@ def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **opti
         raise ValueError("widths and heads must be positive")
     if out_width % heads:  # the input width is free: heads split the output features
         raise ValueError(f"heads = {heads} must divide the output width {out_width}")
+    for name, allowed in CHOICES.items():
+        if name in options and options[name] not in allowed:
+            raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, "
+                             f"got {options[name]!r}")
     if "negative_slope" in options:
         slope = options["negative_slope"]
         if isinstance(slope, bool) or not isinstance(slope, (int, float)) \
@@ -223,8 +236,8 @@ def spec(model: str, width: int = 64, out_width=None, heads: int = 1, **options)
     generate(model, width, out_width, heads, **options)  # validates
     out_width = width if out_width is None else out_width
     fields = [f"width={width}", f"out_width={out_width}", f"heads={heads}"]
-    fields += [f"{k}={options[k]!r}" for k in sorted(options)
-               if options[k] != OPTIONS[model][k]]
+    fields += [f"{k}={options[k] if isinstance(options[k], str) else repr(options[k])}"
+               for k in sorted(options) if options[k] != OPTIONS[model][k]]
     return f"{model}:{','.join(fields)}"
 
 
@@ -243,6 +256,9 @@ def parse_spec(text: str) -> dict:
             raise ValueError(f"model spec {text!r}: expected key=value, got {item!r}")
         if key in args:
             raise ValueError(f"model spec {text!r}: {key} given twice")
+        if key in CHOICES:
+            args[key] = value
+            continue
         try:
             args[key] = int(value)
         except ValueError:

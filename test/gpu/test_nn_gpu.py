@@ -43,6 +43,8 @@ def layers(num_relations: int) -> dict:
     return {
         "rgcn": lambda: hnn.RGCNConv(WIDTH, WIDTH, num_relations),
         "rgcn_bases": lambda: hnn.RGCNConv(WIDTH, WIDTH, num_relations, num_bases=4),
+        "rgcn_add": lambda: hnn.RGCNConv(WIDTH, WIDTH, num_relations, aggr="add"),
+        "rgcn_fast": lambda: hnn.FastRGCNConv(WIDTH, WIDTH, num_relations),
         "rgat_h1": lambda: hnn.RGATConv(WIDTH, WIDTH, num_relations, heads=1),
         "rgat_h4": lambda: hnn.RGATConv(WIDTH, WIDTH // 4, num_relations, heads=4),
         "rgat_h4_mean": lambda: hnn.RGATConv(WIDTH, WIDTH // 4, num_relations, heads=4,
@@ -241,14 +243,23 @@ def _pyg():
     return pytest.importorskip("torch_geometric.nn")
 
 
-@pytest.mark.parametrize("name", ["rgcn", "rgcn_bases"])
+@pytest.mark.parametrize("name", ["rgcn", "rgcn_bases", "rgcn_add"])
 def test_rgcn_equals_pyg(name):
     pyg = _pyg()
     g, ei, et = homogeneous("random_graph")
     conv = make(name, g["num_edge_types"])
     theirs = pyg.RGCNConv(WIDTH, WIDTH, g["num_edge_types"], num_bases=conv.num_bases,
-                          aggr="mean").to(DEVICE)
+                          aggr=conv.aggr).to(DEVICE)
     theirs.load_state_dict(conv.state_dict())  # the same parameter names and shapes
+    _compare(conv, theirs, g, ei, et, {k: k for k, _ in conv.named_parameters()})
+
+
+def test_fast_rgcn_equals_pyg():
+    pyg = _pyg()
+    g, ei, et = homogeneous("random_graph")
+    conv = make("rgcn_fast", g["num_edge_types"])
+    theirs = pyg.FastRGCNConv(WIDTH, WIDTH, g["num_edge_types"], aggr="mean").to(DEVICE)
+    theirs.load_state_dict(conv.state_dict())
     _compare(conv, theirs, g, ei, et, {k: k for k, _ in conv.named_parameters()})
 
 

@@ -1,4 +1,4 @@
-"""hector.nn.RGCNConv: PyG's RGCNConv (aggr='mean') computed by a hector library."""
+"""hector.nn.RGCNConv: PyG's RGCNConv (aggr='mean' or 'add') computed by a hector library."""
 
 from __future__ import annotations
 
@@ -10,18 +10,23 @@ from ._base import (CompiledLayer, check_features, check_parameter_memory, gloro
                     relational_graph, reset_relation_parameters)
 
 
+# PyG's aggr names -> the compiled model's (hector.models.rgcn's `aggr`).
+AGGREGATIONS = {"mean": "mean", "add": "sum", "sum": "sum"}
+
+
 class RGCNConv(CompiledLayer):
     r"""The relational graph convolution of BRIEF.md §4, with PyG 2.8's
     constructor and forward arguments:
 
         out_t = x_t · root + Σ_r Σ_{e=(s→t), φ(e)=r} (1 / |N_r(t)|) x_s · W_r  (+ bias)
 
-    which is PyG's RGCNConv with aggr='mean'. Supported: num_bases and
+    which is PyG's RGCNConv with aggr='mean'; with aggr='add' (or 'sum')
+    every message counts once (no 1 / |N_r(t)|). Supported: num_bases and
     num_blocks (the decomposed weights are expanded to [R, in, out] in torch,
     so gradients reach the bases), root_weight, bias, is_sorted (a hint).
     Parameter names and shapes match PyG's (weight, comp, root, bias), so a
     PyG state_dict loads. Not supported (NotImplementedError): aggr other than
-    'mean', bipartite (tuple) in_channels, other MessagePassing options;
+    'mean' and 'add'/'sum', bipartite (tuple) in_channels, other MessagePassing options;
     in forward, x=None (featureless) and sparse adjacency types.
     """
 
@@ -37,10 +42,11 @@ class RGCNConv(CompiledLayer):
             raise NotImplementedError(
                 f"hector.nn.RGCNConv needs one int in_channels (bipartite or lazy inputs "
                 f"are not supported), got {in_channels!r}")
-        if aggr != "mean":
+        if not isinstance(aggr, str) or aggr not in AGGREGATIONS:
             raise NotImplementedError(
                 f"hector.nn.RGCNConv computes aggr='mean' (each relation's messages "
-                f"divided by that relation's in-degree), got aggr={aggr!r}")
+                f"divided by that relation's in-degree) or aggr='add' (also 'sum': "
+                f"summed), got aggr={aggr!r}")
         if min(in_channels, out_channels, num_relations) < 1:
             raise ValueError("in_channels, out_channels and num_relations must be positive")
         check_parameter_memory(
@@ -71,7 +77,10 @@ class RGCNConv(CompiledLayer):
             torch.nn.init.zeros_(self.bias)
 
     def _spec_args(self) -> dict:
-        return {"width": self.in_channels, "out_width": self.out_channels}
+        args = {"width": self.in_channels, "out_width": self.out_channels}
+        if AGGREGATIONS[self.aggr] != "mean":
+            args["aggr"] = AGGREGATIONS[self.aggr]
+        return args
 
     def forward(self, x, edge_index, edge_type=None):
         x = check_features("RGCNConv", x, self.in_channels)
@@ -92,3 +101,9 @@ class RGCNConv(CompiledLayer):
     def extra_repr(self) -> str:
         return (f"{self.in_channels}, {self.out_channels}, "
                 f"num_relations={self.num_relations}")
+
+
+class FastRGCNConv(RGCNConv):
+    """PyG's FastRGCNConv: the same arguments, parameters and function as
+    RGCNConv (PyG computes it with one message per edge, trading memory for
+    speed; hector compiles both to the same library)."""
