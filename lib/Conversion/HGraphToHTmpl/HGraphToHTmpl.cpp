@@ -116,12 +116,6 @@ struct Sink {
   int64_t offset = 0;
 };
 
-bool isCompact(Operation *op) {
-  auto attr = op->getAttrOfType<hg::MaterializationAttr>(
-      hg::HGraphDialect::getMaterializationAttrName());
-  return attr && attr.getValue() == hg::Materialization::Compact;
-}
-
 /// True when an argument or result attribute dictionary asks for compact
 /// rows (one per unique (source, edge type) pair).
 bool isCompact(DictionaryAttr attrs) {
@@ -932,7 +926,7 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
     return storeOutput(result);
   }
 
-  bool compact = isCompact(op);
+  bool compact = hg::isMarkedCompact(op);
   Value lhs, lhsRows, segments;
   if (from == hg::Endpoint::Edge) {
     // Compact input rows give compact result rows (one GEMM row per pair);
@@ -1554,7 +1548,7 @@ Operation *FunctionLowering::lastMemoryRead(Value value) {
     Operation *reader = body.findAncestorOpInBlock(*user);
     if (!last || last->isBeforeInBlock(reader))
       last = reader;
-    if (isRowWise(reader) || isa<hg::GatherOp>(reader))
+    if (hg::isRowWise(reader) || isa<hg::GatherOp>(reader))
       for (Value result : reader->getResults())
         if (Operation *later = lastMemoryRead(result);
             later && last->isBeforeInBlock(later))

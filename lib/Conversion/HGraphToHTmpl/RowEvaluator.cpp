@@ -16,10 +16,6 @@ using namespace hector::lowering;
 namespace hg = hector::hgraph;
 using htmpl::AccessScheme;
 
-bool hector::lowering::isRowWise(Operation *op) {
-  return hg::isRowWise(op);
-}
-
 namespace {
 Value constantFloat(OpBuilder &b, Location loc, Type type, double value) {
   return arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
@@ -96,7 +92,7 @@ Value RowEvaluator::collect(Value root) {
       } else if (isa_and_nonnull<hg::DegreeNormOp>(op)) {
         // The destination's CSR row bounds give its in-degree.
         addLeaf({store.csrRowPtr, AccessScheme::Dst});
-      } else if (!op || !isRowWise(op)) {
+      } else if (!op || !hg::isRowWise(op)) {
         return value;
       } else {
         done = false;

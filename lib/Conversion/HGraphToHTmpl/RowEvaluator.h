@@ -148,11 +148,6 @@ private:
       columns;
 };
 
-/// True for the ops a traversal evaluates in its body from their operands
-/// (hgraph::isRowWise, LoweringStorage.h); gathers, typed vectors and the
-/// graph norms are read as leaves.
-bool isRowWise(mlir::Operation *op);
-
 /// True when `type` holds one value per head (width == heads).
 inline bool isPerHead(hgraph::FeatureType type) {
   return type.getWidth() == type.getHeads();

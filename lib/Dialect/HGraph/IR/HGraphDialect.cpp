@@ -102,6 +102,13 @@ static bool isCompactArgument(BlockArgument arg) {
   return attr && attr.getValue() == Materialization::Compact;
 }
 
+bool isMarkedCompact(Operation *op) {
+  auto mark = op ? op->getAttrOfType<MaterializationAttr>(
+                       HGraphDialect::getMaterializationAttrName())
+                 : MaterializationAttr();
+  return mark && mark.getValue() == Materialization::Compact;
+}
+
 bool dependsOnlySourceAndEdgeType(Value root) {
   // A walk over the row expression, iterative and visiting each value once
   // (expressions are DAGs and may be long): every value reached must be
@@ -127,11 +134,8 @@ bool dependsOnlySourceAndEdgeType(Value root) {
     }
     // Another op marked compact is verified on its own (its mark is
     // wrong only if its own verification fails): no need to walk it again.
-    if (value != root)
-      if (auto mark = def->getAttrOfType<MaterializationAttr>(
-              HGraphDialect::getMaterializationAttrName());
-          mark && mark.getValue() == Materialization::Compact)
-        continue;
+    if (value != root && isMarkedCompact(def))
+      continue;
     // Dialect attributes are verified before the operation's own
     // invariants, so nothing here may assume a well-formed operation.
     bool qualifies =

@@ -10,12 +10,6 @@ using namespace mlir;
 using namespace hector::hgraph;
 
 namespace {
-bool isMarkedCompact(Operation *op) {
-  auto mark = op->getAttrOfType<MaterializationAttr>(
-      HGraphDialect::getMaterializationAttrName());
-  return mark && mark.getValue() == Materialization::Compact;
-}
-
 /// True for a typed_linear scattered into sources whose GEMM runs over the
 /// per-pair sums of its input.
 bool isScatteredOverPairs(TypedLinearOp linear, bool pairsPay) {

@@ -24,12 +24,6 @@ using namespace hector::hgraph;
 
 namespace {
 
-bool isCompact(Operation *op) {
-  auto attr = op->getAttrOfType<MaterializationAttr>(
-      HGraphDialect::getMaterializationAttrName());
-  return attr && attr.getValue() == Materialization::Compact;
-}
-
 /// Whether compacting the result of `op` saves GEMM rows. A node-typed or
 /// single weight read at the source is already computed once per node
 /// (fewer rows than pairs), so only edge-typed weights `from src`, and maps
@@ -45,8 +39,7 @@ bool benefits(TypedLinearOp op) {
       return false;
     break;
   case Endpoint::Edge:
-    if (!op.getInput().getDefiningOp() ||
-        !isCompact(op.getInput().getDefiningOp()))
+    if (!isMarkedCompact(op.getInput().getDefiningOp()))
       return false;
     break;
   default:
@@ -126,7 +119,7 @@ private:
         auto name = dict ? dict.getAs<StringAttr>("hgraph.name") : nullptr;
         Operation *def = value.getDefiningOp();
         if (!role || role.getValue() != "saved" || !name ||
-            dict.get(attrName) || !def || !isCompact(def))
+            dict.get(attrName) || !isMarkedCompact(def))
           continue;
         results[index] = withCompact(dict);
         handedOver.insert(name);

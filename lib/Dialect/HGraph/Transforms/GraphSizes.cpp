@@ -52,13 +52,6 @@ std::optional<Sizes> resolve(Operation *anchor, StringRef pass, int64_t nodes,
   return sizes;
 }
 
-bool isCompact(Operation *op) {
-  auto attr = op ? op->getAttrOfType<MaterializationAttr>(
-                       HGraphDialect::getMaterializationAttrName())
-                 : MaterializationAttr();
-  return attr && attr.getValue() == Materialization::Compact;
-}
-
 Symbol rowsOf(Value value) {
   if (!cast<FeatureType>(value.getType()).isEdgeWise())
     return N;
@@ -70,7 +63,7 @@ Symbol rowsOf(Value value) {
                      : MaterializationAttr();
     return attr && attr.getValue() == Materialization::Compact ? P : E;
   }
-  return isCompact(value.getDefiningOp()) ? P : E;
+  return isMarkedCompact(value.getDefiningOp()) ? P : E;
 }
 
 } // namespace hector::hgraph::graph_sizes

@@ -86,7 +86,7 @@ Cost typedLinearCost(Endpoint from, WeightType weight, Value input,
 
 Cost typedLinearCost(TypedLinearOp op) {
   return typedLinearCost(op.getFrom(), cast<WeightType>(op.getWeight().getType()),
-                         op.getInput(), isCompact(op));
+                         op.getInput(), isMarkedCompact(op));
 }
 
 /// One multiply-add per element of a row-wise product (dot, scale).
@@ -419,7 +419,7 @@ std::optional<Candidate> matchChain(TypedLinearOp outer,
   // depends on no more than the chain did.
   Value x = inner.getInput(), w1 = inner.getWeight(), w2 = outer.getWeight();
   bool compact =
-      gemmRows(outer.getFrom(), second, outer.getInput(), isCompact(outer)) ==
+      gemmRows(outer.getFrom(), second, outer.getInput(), isMarkedCompact(outer)) ==
           P &&
       from == Endpoint::Src && index == WeightIndex::EdgeType;
 

@@ -48,6 +48,10 @@ bool dependsOnlySourceAndEdgeType(mlir::Value value);
 /// store them when they read rows in memory (LoweringStorage.h).
 bool isStoredByLowering(mlir::Value value);
 
+/// True for an op (not null) marked `hgraph.materialization = compact`: its
+/// result has one row per unique (source, edge type) pair.
+bool isMarkedCompact(mlir::Operation *op);
+
 } // namespace hector::hgraph
 
 #endif // HECTOR_DIALECT_HGRAPH_IR_HGRAPH_H

@@ -60,9 +60,6 @@ std::optional<Sizes> resolve(mlir::Operation *anchor, llvm::StringRef pass,
                              int64_t nodes, int64_t edges, int64_t pairs,
                              int64_t edgeTypes, int64_t nodeTypes);
 
-/// True for an op marked `hgraph.materialization = compact`.
-bool isCompact(mlir::Operation *op);
-
 /// How many rows a node-wise or edge-wise value has: N, or E (P when its
 /// producer or its argument attributes say compact).
 Symbol rowsOf(mlir::Value value);
