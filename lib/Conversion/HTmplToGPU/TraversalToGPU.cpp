@@ -463,6 +463,28 @@ ReducedValues splitReduced(ValueRange results, ArrayRef<AccumulateOp> reduced) {
   return split;
 }
 
+/// Flattens `reduced` in reduceInstance's layout.
+SmallVector<Value> joinReduced(const ReducedValues &reduced) {
+  SmallVector<Value> joined(reduced.values);
+  joined.push_back(reduced.row);
+  for (const SmallVector<Value> &indices : reduced.rest)
+    llvm::append_range(joined, indices);
+  return joined;
+}
+
+/// What an instance-less lane gives: identities, row -1, indices 0.
+ReducedValues noInstance(OpBuilder &b, Location loc,
+                         ArrayRef<AccumulateOp> reduced) {
+  ReducedValues none;
+  for (AccumulateOp acc : reduced) {
+    none.values.push_back(
+        identityOf(b, loc, acc.getKind(), acc.getValue().getType()));
+    none.rest.emplace_back(acc.getIndices().size() - 1, constIndex(b, loc, 0));
+  }
+  none.row = constIndex(b, loc, -1);
+  return none;
+}
+
 /// Inlines the body for instance `id` in a branch taken when `valid`, which
 /// yields the reduced accumulations' values, row and other indices instead
 /// of accumulating them; without an instance it yields identities, row -1
@@ -493,23 +515,9 @@ ReducedValues reduceInstance(RewriterBase &rewriter, Location loc,
   scf::YieldOp::create(rewriter, loc, yielded);
 
   rewriter.setInsertionPointToEnd(ifOp.elseBlock());
-  SmallVector<Value> none;
-  for (AccumulateOp acc : reduced)
-    none.push_back(
-        identityOf(rewriter, loc, acc.getKind(), acc.getValue().getType()));
-  none.push_back(constIndex(rewriter, loc, -1));
-  none.append(types.size() - none.size(), constIndex(rewriter, loc, 0));
-  scf::YieldOp::create(rewriter, loc, none);
+  scf::YieldOp::create(rewriter, loc,
+                       joinReduced(noInstance(rewriter, loc, reduced)));
   return splitReduced(ifOp.getResults(), reduced);
-}
-
-/// Flattens `reduced` in reduceInstance's layout.
-SmallVector<Value> joinReduced(const ReducedValues &reduced) {
-  SmallVector<Value> joined(reduced.values);
-  joined.push_back(reduced.row);
-  for (const SmallVector<Value> &indices : reduced.rest)
-    llvm::append_range(joined, indices);
-  return joined;
 }
 
 /// Thread mapping into edge-type rows. Each lane walks `k` edges strided by
@@ -542,15 +550,9 @@ void lowerThreadsIntoTypeRows(RewriterBase &rewriter, TraversalOp op,
                             span),
       lane);
 
-  ReducedValues none;
-  for (AccumulateOp acc : reduced) {
-    none.values.push_back(
-        identityOf(b, loc, acc.getKind(), acc.getValue().getType()));
-    none.rest.emplace_back(acc.getIndices().size() - 1, constIndex(b, loc, 0));
-  }
-  none.row = constIndex(b, loc, -1);
   Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
-  auto walk = scf::ForOp::create(b, loc, c0, steps, c1, joinReduced(none));
+  auto walk = scf::ForOp::create(b, loc, c0, steps, c1,
+                                 joinReduced(noInstance(b, loc, reduced)));
   {
     OpBuilder::InsertionGuard guard(rewriter);
     rewriter.setInsertionPointToStart(walk.getBody());
