@@ -124,26 +124,11 @@ def test_rgcn_sum_forward_and_backward(kind, options):
     assert conv.model_spec == "rgcn:width=16,out_width=32,heads=1,aggr=sum"
     from hector import models
     assert "relation_norm" not in models.from_spec(conv.model_spec)  # what aot builds
-    require_training(conv)
     if conv.bias is not None:
         torch.nn.init.normal_(conv.bias)
-    x = features(len(g["node_type"]), 16).requires_grad_()
-    out = conv(x, edge_index, edge_type)
-    cot = torch.randn(out.shape, dtype=torch.float64)
-    (out.double() * cot).sum().backward()
-
-    params = float64_params(conv, grad=True)
-    xr = x.detach().double().requires_grad_()
-    root = params.get("root", torch.zeros(16, 32, dtype=torch.float64))
-    ref = rgcn_sum_reference(xr, edge_index, edge_type, dense_reference_weight(conv, params),
-                             root)
-    if "bias" in params:
-        ref = ref + params["bias"]
-    assert rel_err(out, ref.detach()) < TOL
-    (ref * cot).sum().backward()
-    assert rel_err(x.grad, xr.grad) < TOL
-    for name, p in conv.named_parameters():
-        assert rel_err(p.grad, params[name].grad) < TOL, name
+    check_rgcn_gradients(conv, g, edge_index, edge_type,
+                         lambda x, weight, root: rgcn_sum_reference(x, edge_index, edge_type,
+                                                                    weight, root))
 
 
 @pytest.mark.parametrize("aggr", ["mean", "add"])
@@ -167,6 +152,15 @@ def test_rgcn_backward(kind, options):
     g, edge_index, edge_type = homogeneous(kind)
     torch.manual_seed(2)
     conv = hnn.RGCNConv(16, 32, g["num_edge_types"], **options)
+    check_rgcn_gradients(conv, g, edge_index, edge_type,
+                         lambda x, weight, root: models_torch.rgcn(models_torch.TorchGraph(g),
+                                                                   x, weight, root))
+
+
+def check_rgcn_gradients(conv, g, edge_index, edge_type, reference):
+    """conv's output and the gradients of its input and every parameter
+    against `reference(x, [R, in, out] weight, root)` (+ bias) in float64,
+    for a random cotangent."""
     require_training(conv)
     x = features(len(g["node_type"]), 16).requires_grad_()
     out = conv(x, edge_index, edge_type)
@@ -175,9 +169,8 @@ def test_rgcn_backward(kind, options):
 
     params = float64_params(conv, grad=True)
     xr = x.detach().double().requires_grad_()
-    root = params.get("root", torch.zeros(16, 32, dtype=torch.float64))
-    ref = models_torch.rgcn(models_torch.TorchGraph(g), xr, dense_reference_weight(conv, params),
-                            root)
+    root = params.get("root", torch.zeros(16, conv.out_channels, dtype=torch.float64))
+    ref = reference(xr, dense_reference_weight(conv, params), root)
     if "bias" in params:
         ref = ref + params["bias"]
     (ref * cot).sum().backward()
