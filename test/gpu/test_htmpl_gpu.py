@@ -820,6 +820,25 @@ if __name__ != "__main__":
         ref = base.to(F64).index_add(0, dst.long(), norm.to(F64)[:, None] * z.to(F64))
         close(out, ref, **(HUB_TOL if hub_edges else {}))
 
+    @pytest.mark.parametrize("w", (64, 128))
+    @pytest.mark.parametrize("shift", (0, 1, 2))
+    def test_aggregate_rows_off_16_bytes(lib, w, shift):
+        # Rows of 64 and 128 floats get a 16-byte variant (one 128-bit load
+        # per lane and row) that runs only where every row operand starts on
+        # a 16-byte boundary: rows shifted by 1 or 2 floats (4, 8 bytes)
+        # must take the general kernel and give the same sums.
+        n, e, r = 300, 5000, 3
+        src, dst, ety = coo_graph(n, e, r, seed=w + shift, order="canonical")
+        edges = len(src)
+        norm = rand(edges, seed=60)
+        z = rand(edges * w + shift, seed=61)[shift:].view(edges, w)
+        out_buffer = torch.zeros(n * w + shift, device=DEV)
+        out = out_buffer[shift:].view(n, w)
+        lib[f"aggregate_{w}"](src, dst, ety, norm, z, out)
+        ref = torch.zeros(n, w, dtype=F64, device=DEV).index_add(
+            0, dst.long(), norm.to(F64)[:, None] * z.to(F64))
+        close(out, ref)
+
     @pytest.mark.parametrize("w", WIDTHS)
     @pytest.mark.parametrize("n,e,r,hub,hub_edges,order", GRAPHS)
     def test_shared_row_sites(lib, w, n, e, r, hub, hub_edges, order):

@@ -18,6 +18,28 @@ Value hector::gpu::maxIndex(OpBuilder &b, Location loc, Value a, Value c) {
   return b.createOrFold<arith::MaxSIOp>(loc, a, c);
 }
 
+Value hector::gpu::andAll(OpBuilder &b, Location loc, ArrayRef<Value> conds) {
+  Value result;
+  for (Value c : conds)
+    result = result ? b.createOrFold<arith::AndIOp>(loc, result, c) : c;
+  return result;
+}
+
+Value hector::gpu::startsAligned(OpBuilder &b, Location loc, Value memref,
+                                 int64_t bytes) {
+  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
+  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
+  int64_t elementBytes =
+      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
+  Value start = arith::AddIOp::create(
+      b, loc, base,
+      arith::MulIOp::create(b, loc, meta.getOffset(),
+                            constIndex(b, loc, elementBytes)));
+  Value rem = arith::RemUIOp::create(b, loc, start, constIndex(b, loc, bytes));
+  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem,
+                               constIndex(b, loc, 0));
+}
+
 Value hector::gpu::zeroOf(OpBuilder &b, Location loc, Type type) {
   return arith::ConstantOp::create(b, loc,
                                    cast<TypedAttr>(b.getZeroAttr(type)));

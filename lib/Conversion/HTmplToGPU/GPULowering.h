@@ -53,6 +53,16 @@ mlir::Value minIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
 mlir::Value maxIndex(mlir::OpBuilder &b, mlir::Location loc, mlir::Value a,
                      mlir::Value c);
 
+/// The conjunction of `conds` (i1; at least one).
+mlir::Value andAll(mlir::OpBuilder &b, mlir::Location loc,
+                   llvm::ArrayRef<mlir::Value> conds);
+
+/// Whether `memref`'s first element sits on a `bytes`-byte boundary (host
+/// code: reads the descriptor only). The 16-byte kernels of GEMMs and
+/// traversals run only where this holds (the host picks per call).
+mlir::Value startsAligned(mlir::OpBuilder &b, mlir::Location loc,
+                          mlir::Value memref, int64_t bytes = 16);
+
 /// The zero of an integer or float type.
 mlir::Value zeroOf(mlir::OpBuilder &b, mlir::Location loc, mlir::Type type);
 

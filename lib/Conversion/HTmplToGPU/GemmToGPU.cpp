@@ -206,13 +206,6 @@ Value clampBelow(OpBuilder &b, Location loc, Value x, Value size) {
       b.createOrFold<arith::SubIOp>(loc, size, constIndex(b, loc, 1)));
 }
 
-Value andAll(OpBuilder &b, Location loc, ArrayRef<Value> conds) {
-  Value result;
-  for (Value c : conds)
-    result = result ? b.createOrFold<arith::AndIOp>(loc, result, c) : c;
-  return result;
-}
-
 /// One staged element per (thread, slot): slot p covers element
 /// tid + p * threads of a `count`-element tile.
 struct Slot {
@@ -825,22 +818,6 @@ std::optional<Schedule> getVectorSchedule(GemmOp op) {
   if (sharedBytes(s.tm) > kMaxSharedBytes)
     return std::nullopt;
   return s;
-}
-
-/// Whether `memref`'s first element sits on a 16-byte boundary (host code:
-/// reads the descriptor only).
-Value startsAligned(OpBuilder &b, Location loc, Value memref) {
-  auto meta = memref::ExtractStridedMetadataOp::create(b, loc, memref);
-  Value base = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, memref);
-  int64_t bytes =
-      cast<MemRefType>(memref.getType()).getElementTypeBitWidth() / 8;
-  Value start =
-      arith::AddIOp::create(b, loc, base,
-                            arith::MulIOp::create(b, loc, meta.getOffset(),
-                                                  constIndex(b, loc, bytes)));
-  Value rem = arith::RemUIOp::create(b, loc, start, constIndex(b, loc, 16));
-  return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, rem,
-                               constIndex(b, loc, 0));
 }
 
 constexpr int64_t kVector = 4;

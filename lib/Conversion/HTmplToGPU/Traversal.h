@@ -132,9 +132,24 @@ void emitAtomic(mlir::OpBuilder &b, mlir::Location loc,
 void emitWarpSync(mlir::OpBuilder &b, mlir::Location loc,
                   mlir::Value mask = nullptr);
 
+/// Features per lane in a row of the 16-byte variant of a warp-mapped
+/// traversal: 4 floats, one 128-bit load or store where the rows start on
+/// 16-byte boundaries.
+constexpr int64_t kRowVector = 4;
+
+/// Whether the 16-byte variant runs `loop`, once distributed over groups of
+/// `lanes`, in runs of kRowVector iterations per lane: its static trip
+/// count gives every lane a multiple of kRowVector iterations, few enough
+/// to be unrolled (so the runs' loads and stores become 128-bit ones).
+bool runsVectorRows(mlir::scf::ForOp loop, int64_t lanes);
+
 /// What the warp rewriting needs from the kernel skeleton.
 struct WarpContext {
   int64_t lanes = kWarpSize; // lanes per instance (the group)
+  /// Consecutive iterations of a distributed loop each lane runs (1, or
+  /// kRowVector in the 16-byte variant): lane l runs iterations
+  /// [l * vector, (l + 1) * vector), then the next lanes * vector, ...
+  int64_t vector = 1;
   mlir::Value lane;          // index in [0, lanes): the lane in its group
   mlir::Value lane0;         // i1: lane == 0
   mlir::Value mask;          // i32: the group's lanes in the warp

@@ -256,8 +256,66 @@ Value chunkOfEdges(OpBuilder &b, Location loc, const TraversalPlan &plan,
       ceilDiv(b, loc, count, constIndex(b, loc, kTypeReceiverGroups)));
 }
 
+/// The operands of `op` whose rows are whole 16-byte chunks: 32-bit
+/// elements, a static innermost size that is a multiple of kRowVector, and
+/// at least two dimensions (graph arrays are read one index at a time).
+SmallVector<Value> rowsOfWholeChunks(TraversalOp op) {
+  SmallVector<Value> rows;
+  auto consider = [&](Value operand) {
+    auto type = dyn_cast<MemRefType>(operand.getType());
+    if (!type || type.getRank() < 2 || type.getElementTypeBitWidth() != 32 ||
+        ShapedType::isDynamic(type.getShape().back()) ||
+        type.getShape().back() % kRowVector != 0 ||
+        !type.getLayout().isIdentity() || llvm::is_contained(rows, operand))
+      return;
+    rows.push_back(operand);
+  };
+  llvm::for_each(op.getInputs(), consider);
+  llvm::for_each(op.getOutputs(), consider);
+  return rows;
+}
+
+/// Whether the only writes inside `loop` are plain updates of the group's
+/// shared rows (plan.buffered). A store to a row in memory or an atomic
+/// between the loads of a lane's run keeps LLVM from merging them (it cannot
+/// tell that the buffers differ), and the run's strided scalar loads would
+/// then cost more than the general kernel's.
+bool onlyBufferedWrites(Operation *loop, const TraversalPlan &plan) {
+  auto result = loop->walk([&](Operation *op) {
+    if (auto acc = dyn_cast<AccumulateOp>(op)) {
+      bool plain = llvm::any_of(plan.buffered, [&](const BufferedDest &b) {
+        return b.dest == acc.getDest() && b.plain;
+      });
+      return plain ? WalkResult::advance() : WalkResult::interrupt();
+    }
+    auto effects = dyn_cast<MemoryEffectOpInterface>(op);
+    if (effects ? effects.hasEffect<MemoryEffects::Write>()
+                : !op->hasTrait<OpTrait::HasRecursiveMemoryEffects>())
+      return WalkResult::interrupt();
+    return WalkResult::advance();
+  });
+  return !result.wasInterrupted();
+}
+
+/// Inside `launch`, reads `rows` through memref.assume_alignment (16
+/// bytes): what lets LLVM's load/store vectorizer merge each lane's run of
+/// kRowVector features into one 128-bit access. The host checked it.
+void assumeRowsAligned(RewriterBase &rewriter, mlir::gpu::LaunchOp launch,
+                       ArrayRef<Value> rows) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPointToStart(&launch.getBody().front());
+  for (Value row : rows) {
+    auto assumed = memref::AssumeAlignmentOp::create(
+        rewriter, launch.getLoc(), row, 16 /*bytes*/);
+    rewriter.replaceUsesWithIf(row, assumed, [&](OpOperand &use) {
+      return use.getOwner() != assumed &&
+             launch->isProperAncestor(use.getOwner());
+    });
+  }
+}
+
 void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
-                    const TraversalPlan &plan) {
+                    const TraversalPlan &plan, ArrayRef<Value> vectorRows) {
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
   int64_t threads = op.getLaunchBounds(), groups = threads / plan.lanes;
@@ -280,6 +338,8 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
   Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
   Value group;
   WarpContext context = groupContext(b, loc, plan, launch.thread, group);
+  if (!vectorRows.empty())
+    context.vector = kRowVector;
   Value globalGroup = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, groups)),
@@ -391,10 +451,11 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
     emitFlush(rewriter, loc, plan, context, last);
   }
   rewriteWarpBody(rewriter, plan, ops, context);
+  assumeRowsAligned(rewriter, launch.op, vectorRows);
 }
 
 void lowerWarpNodes(RewriterBase &rewriter, TraversalOp op,
-                    const TraversalPlan &plan) {
+                    const TraversalPlan &plan, ArrayRef<Value> vectorRows) {
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
   int64_t threads = op.getLaunchBounds(), groups = threads / plan.lanes;
@@ -405,6 +466,8 @@ void lowerWarpNodes(RewriterBase &rewriter, TraversalOp op,
                    constIndex(b, loc, 1), constIndex(b, loc, 1), threads);
   Value group;
   WarpContext context = groupContext(b, loc, plan, launch.thread, group);
+  if (!vectorRows.empty())
+    context.vector = kRowVector;
   Value node = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, groups)),
@@ -419,6 +482,7 @@ void lowerWarpNodes(RewriterBase &rewriter, TraversalOp op,
   SmallVector<Value> args = bodyArguments(rewriter, loc, op, inst);
   inlineBody(rewriter, op, args);
   rewriteWarpBody(rewriter, plan, ops, context);
+  assumeRowsAligned(rewriter, launch.op, vectorRows);
 }
 
 /// The instance of the thread whose instance id is `id`.
@@ -681,6 +745,20 @@ void allowContraction(TraversalOp op) {
                       context, flags | arith::FastMathFlags::contract));
   });
 }
+/// Replaces one planned instance by its kernel (the 16-byte variant when
+/// `vectorRows` is not empty) and erases it.
+void lowerPlanned(RewriterBase &rewriter, TraversalOp op,
+                  const TraversalPlan &plan, ArrayRef<Value> vectorRows) {
+  OpBuilder::InsertionGuard guard(rewriter);
+  rewriter.setInsertionPoint(op);
+  if (plan.mode == TraversalMode::Thread)
+    lowerThreads(rewriter, op, plan);
+  else if (op.getDomain() == Domain::Nodes)
+    lowerWarpNodes(rewriter, op, plan, vectorRows);
+  else
+    lowerWarpEdges(rewriter, op, plan, vectorRows);
+  rewriter.eraseOp(op);
+}
 } // namespace
 
 LogicalResult hector::gpu::checkTraversal(TraversalOp op, int64_t lanes) {
@@ -692,13 +770,30 @@ void hector::gpu::lowerTraversal(RewriterBase &rewriter, TraversalOp op,
   unrollShortLoops(op);
   allowContraction(op);
   FailureOr<TraversalPlan> plan = planTraversal(op, lanes); // checked before
+  SmallVector<Value> rows = rowsOfWholeChunks(op);
+  if (plan->mode == TraversalMode::Thread || rows.empty() ||
+      !llvm::any_of(plan->distributed, [&](Operation *loop) {
+        return runsVectorRows(cast<scf::ForOp>(loop), plan->lanes) &&
+               onlyBufferedWrites(loop, *plan);
+      })) {
+    lowerPlanned(rewriter, op, *plan, {});
+    return;
+  }
+  // Two kernels, the host picking per call: the 16-byte variant where every
+  // row operand starts on a 16-byte boundary (rows of a multiple of 4
+  // floats then all do), else the general one.
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
-  if (plan->mode == TraversalMode::Thread)
-    lowerThreads(rewriter, op, *plan);
-  else if (op.getDomain() == Domain::Nodes)
-    lowerWarpNodes(rewriter, op, *plan);
-  else
-    lowerWarpEdges(rewriter, op, *plan);
-  rewriter.eraseOp(op);
+  Location loc = op.getLoc();
+  SmallVector<Value> conds;
+  for (Value row : rows)
+    conds.push_back(startsAligned(rewriter, loc, row));
+  auto ifOp = scf::IfOp::create(rewriter, loc, andAll(rewriter, loc, conds),
+                                /*withElseRegion=*/true);
+  rewriter.setInsertionPointToStart(ifOp.thenBlock());
+  auto vectorOp = cast<TraversalOp>(rewriter.clone(*op));
+  FailureOr<TraversalPlan> vectorPlan = planTraversal(vectorOp, lanes);
+  lowerPlanned(rewriter, vectorOp, *vectorPlan, rows);
+  rewriter.moveOpBefore(op, ifOp.elseBlock()->getTerminator());
+  lowerPlanned(rewriter, op, *plan, {});
 }

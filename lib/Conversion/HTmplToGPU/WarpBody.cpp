@@ -154,15 +154,27 @@ constexpr uint64_t kMaxUnrolledPerLane = 8;
 /// loop waits for each iteration's index and row before the next one's.
 constexpr uint64_t kDynamicUnroll = 4;
 
+} // namespace
+
+bool hector::gpu::runsVectorRows(scf::ForOp loop, int64_t lanes) {
+  std::optional<APInt> trips = loop.getStaticTripCount();
+  if (!trips || trips->getZExtValue() % (lanes * kRowVector) != 0)
+    return false;
+  return trips->getZExtValue() / lanes <= kMaxUnrolledPerLane;
+}
+
+namespace {
 /// Splits the iterations of `loop` over the lanes of the group (lane l runs
-/// iterations l, l + lanes, ...) and finishes its reductions in the group.
+/// iterations l, l + lanes, ...; with context.vector = v and a per-lane
+/// count that v divides, runs of v: lv .. lv + v - 1, then lanes * v further
+/// on) and finishes its reductions in the group.
 /// Returns whether the caller should unroll the loop (fully) once done
 /// with it.
 bool distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
                     const WarpContext &context) {
   Location loc = loop.getLoc();
   rewriter.setInsertionPoint(loop);
-  Value step = loop.getStep();
+  Value step = loop.getStep(), lowerBound = loop.getLowerBound();
   Value lower = arith::AddIOp::create(
       rewriter, loc, loop.getLowerBound(),
       arith::MulIOp::create(rewriter, loc, context.lane, step));
@@ -178,6 +190,7 @@ bool distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
   // the trip count: the loop then counts them (0 .. trips / lanes), with
   // the iteration recomputed in the body, so that it can be unrolled.
   std::optional<APInt> trips = loop.getStaticTripCount();
+  int64_t v = runsVectorRows(loop, context.lanes) ? context.vector : 1;
   uint64_t perLane = 0;
   if (trips && trips->getZExtValue() % context.lanes == 0)
     perLane = trips->getZExtValue() / context.lanes;
@@ -194,7 +207,7 @@ bool distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
       loop.getInitArgsMutable()[i].assign(
           combinerIdentity(rewriter, loc, combiner));
   });
-  if (perLane) {
+  if (perLane && v == 1) {
     // iteration = lower + k * stride
     Value k = loop.getInductionVar();
     OpBuilder::InsertionGuard guard(rewriter);
@@ -202,6 +215,31 @@ bool distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
     auto offset = arith::MulIOp::create(rewriter, loc, k, stride);
     Value iteration = arith::AddIOp::create(rewriter, loc, lower, offset);
     rewriter.replaceAllUsesExcept(k, iteration, offset);
+  } else if (perLane) {
+    // iteration = start + step * ((k mod v) + (k div v) * lanes * v), with
+    // start = lowerBound + step * lane * v: each lane's runs of v
+    // consecutive features sit in one 16-byte chunk (once unrolled, k is a
+    // constant and the mod and div fold).
+    Value k = loop.getInductionVar();
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPointToStart(loop.getBody());
+    Value cv = constIndex(rewriter, loc, v);
+    auto within = arith::RemUIOp::create(rewriter, loc, k, cv);
+    auto run = arith::DivUIOp::create(rewriter, loc, k, cv);
+    Value local = arith::AddIOp::create(
+        rewriter, loc, within,
+        arith::MulIOp::create(rewriter, loc, run,
+                              constIndex(rewriter, loc, context.lanes * v)));
+    Value first = arith::AddIOp::create(
+        rewriter, loc, lowerBound,
+        arith::MulIOp::create(
+            rewriter, loc, step,
+            arith::MulIOp::create(rewriter, loc, context.lane, cv)));
+    Value iteration = arith::AddIOp::create(
+        rewriter, loc, first, arith::MulIOp::create(rewriter, loc, step, local));
+    rewriter.replaceUsesWithIf(k, iteration, [&](OpOperand &use) {
+      return use.getOwner() != within && use.getOwner() != run;
+    });
   }
 
   // result = init combined with the all-reduced partials of the lanes; the

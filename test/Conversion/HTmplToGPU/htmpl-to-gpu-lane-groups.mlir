@@ -58,7 +58,8 @@ func.func @aggregate(%src: memref<?xi32>, %dst: memref<?xi32>,
 
 // -----
 
-// A dot product is reduced within the group: four butterfly steps.
+// A dot product is reduced within the group: four butterfly steps (in both
+// kernels: the 16-byte variant, then the general one).
 // CHECK-LABEL: func.func @score
 // CHECK-COUNT-4: arith.mulf {{.*}} fastmath<contract>
 // CHECK: %[[PART:[-a-zA-Z0-9_]+]] = arith.addf
@@ -67,6 +68,8 @@ func.func @aggregate(%src: memref<?xi32>, %dst: memref<?xi32>,
 // CHECK: nvvm.shfl.sync bfly %[[MASK]], %[[R8]], %c4_i32, %c4127_i32 : f32 -> f32
 // CHECK: nvvm.shfl.sync bfly %[[MASK]], %{{.*}}, %c2_i32, %c4127_i32 : f32 -> f32
 // CHECK: nvvm.shfl.sync bfly %[[MASK]], %{{.*}}, %c1_i32, %c4127_i32 : f32 -> f32
+// CHECK: } else {
+// CHECK-COUNT-4: nvvm.shfl.sync bfly
 // CHECK-NOT: nvvm.shfl.sync
 // CHECK: return
 // FIXED-LABEL: func.func @score

@@ -38,18 +38,30 @@
 // CHECK-LABEL: // gpu.module @weight_gradient_kernel_{{[0-9]+}}
 // CHECK: bar.sync 0
 // CHECK: atom.global.add.f32
-// Warp traversal: butterfly reduction, warp barriers around the
-// warp-private shared row (plain updates: each lane owns its elements),
-// global atomics on flush.
+// Warp traversal, 16-byte variant (rows start 16-byte aligned): each lane
+// reads its 4 features of a row with one 128-bit load and updates them in
+// the shared row with 128-bit accesses.
 // CHECK-LABEL: .visible .entry attention_kernel(
+// CHECK-DAG: ld.global.v4.b32
+// CHECK-DAG: ld.shared.v4.b32
+// CHECK-DAG: st.shared.v4.b32
+// CHECK-DAG: shfl.sync.bfly.b32
+// Warp traversal, general kernel: butterfly reduction, warp barriers
+// around the warp-private shared row (plain updates: each lane owns its
+// elements), global atomics on flush.
+// CHECK-LABEL: .visible .entry attention_kernel(
+// CHECK-NOT: .v4.
 // CHECK-DAG: shfl.sync.bfly.b32
 // CHECK-DAG: bar.warp.sync
 // CHECK-DAG: ld.shared.b32
 // CHECK-DAG: st.shared.b32
 // CHECK-DAG: atom.global.add.f32
-// Lanes sharing an element of the row: shared atomics.
+// Lanes sharing an element of the row: shared atomics, which would keep a
+// lane's loads apart, so no 16-byte variant.
 // CHECK-LABEL: .visible .entry sum_features_kernel(
+// CHECK-NOT: .v4.
 // CHECK: atom.shared.add.f32
+// CHECK-NOT: .visible .entry sum_features_kernel(
 // Thread traversal: segmented scan over shuffles.
 // CHECK-LABEL: .visible .entry degrees_kernel(
 // CHECK-DAG: shfl.sync.up.b32
@@ -67,9 +79,9 @@
 
 // BIN: gpu.binary
 
-// RGCN-COUNT-7: .visible .entry
+// RGCN-COUNT-8: .visible .entry
 // RGCN-NOT: .visible .entry
-// RGAT-COUNT-8: .visible .entry
+// RGAT-COUNT-10: .visible .entry
 // RGAT-NOT: .visible .entry
 
 func.func @gemm(%lhs: memref<?x64xf32>, %rows: memref<?xi32>,
