@@ -151,6 +151,8 @@ def reference(conv, g, x, p):
     """The layer's function in float64 through models_torch."""
     tg = models_torch.TorchGraph(g, device=DEVICE)
     if isinstance(conv, hnn.RGCNConv):
+        if conv.aggr != "mean":  # 'add'/'sum': every message counts once (pad rows stay 0)
+            tg.norm = (tg.norm > 0).to(tg.norm.dtype)
         return models_torch.rgcn(tg, x, dense_weight(conv, p), p["root"]) + p["bias"]
     out = models_torch.rgat(tg, x, dense_weight(conv, p), p["att_src"], p["att_dst"],
                             conv.heads)
