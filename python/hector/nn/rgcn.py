@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 
 from .. import autograd
+from . import _adjacency
 from ._base import (CompiledLayer, check_features, check_parameter_memory, glorot_,
                     reject_options, relation_parameters, relation_shapes, relation_weight,
                     relational_graph, reset_relation_parameters)
@@ -27,7 +28,10 @@ class RGCNConv(CompiledLayer):
     Parameter names and shapes match PyG's (weight, comp, root, bias), so a
     PyG state_dict loads. Not supported (NotImplementedError): aggr other than
     'mean' and 'add'/'sum', bipartite (tuple) in_channels, other MessagePassing options;
-    in forward, x=None (featureless) and sparse adjacency types.
+    in forward, x=None (featureless). The graph is edge_index [2, E] with
+    edge_type, or a sparse adjacency adj_t [N, N] (torch.sparse COO/CSR/CSC,
+    torch_sparse.SparseTensor) whose integer values are the edge types when
+    edge_type is None (hector.nn._adjacency).
     """
 
     model = "rgcn"
@@ -84,7 +88,9 @@ class RGCNConv(CompiledLayer):
 
     def forward(self, x, edge_index, edge_type=None):
         x = check_features("RGCNConv", x, self.in_channels)
-        pre = relational_graph("RGCNConv", x, edge_index, edge_type, self.num_relations)
+        edges = _adjacency.edges("RGCNConv", edge_index, edge_type, device=x.device)
+        _adjacency.check_size("RGCNConv", edges, x.size(0), x.size(0))
+        pre = relational_graph(edges, x.size(0), x.size(0), self.num_relations, x.device)
         weight = relation_weight(self, self.num_relations, self.in_channels,
                                  self.out_channels)
         # Without a root weight the compiled RGCN still adds x · W0: with W0 = 0.
