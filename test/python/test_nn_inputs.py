@@ -1,6 +1,7 @@
-"""The graph inputs PyG users have, for the hector.nn layers: sparse
-adjacencies (torch.sparse COO/CSR/CSC, torch_sparse.SparseTensor) instead
-of edge_index.
+"""The graph and feature inputs PyG users have, for the hector.nn layers:
+sparse adjacencies (torch.sparse COO/CSR/CSC, torch_sparse.SparseTensor)
+instead of edge_index, featureless RGCN (x=None or node ids) and bipartite
+RGCN (in_channels=(in_src, in_dst), x=(x_src, x_dst)).
 
 Outputs and the gradients of every float input and every parameter are
 compared with float64 references written from PyG 2.8's documented math
@@ -20,8 +21,8 @@ import hector.nn as hnn  # noqa: E402
 from hector.nn import _adjacency  # noqa: E402
 from reference import models_torch  # noqa: E402
 from test_nn_cpu import (META, SIZES, TOL, cache, dense_reference_weight,  # noqa: E402,F401
-                         features, float64_params, hetero, hgt_params, randomize_prior,
-                         rel_err, require_training, rgat_reference)
+                         features, float64_params, hetero, hgt_params, homogeneous,
+                         randomize_prior, rel_err, require_training, rgat_reference)
 
 pytestmark = [pytest.mark.filterwarnings(r"ignore:scatter_reduce\(\) is in beta"),
               pytest.mark.filterwarnings(r"ignore:Sparse CSR tensor support is in beta"),
@@ -29,6 +30,10 @@ pytestmark = [pytest.mark.filterwarnings(r"ignore:scatter_reduce\(\) is in beta"
 
 
 # ---- graphs -----------------------------------------------------------------------
+
+GRAPH_KINDS = ["random", "empty_relation", "isolated", "duplicates", "unsorted", "one_node",
+               "no_edges"]
+
 
 def random_edges(kind, num_src, num_dst, num_relations, seed=0):
     """(edge_index [2, E], edge_type [E], num_src, num_dst) of a graph of
@@ -149,6 +154,10 @@ def rgcn_reference(x_src, x_dst, edge_index, edge_type, weight, root, aggr):
     return out + x_dst @ root
 
 
+def one_hot(ids, count):
+    return torch.eye(count, dtype=torch.float64)[ids]
+
+
 def check(conv, call, inputs, reference):
     """`call(*inputs)` against `reference(params, *inputs)` in float64: the
     output, and for a random cotangent the gradients of every float input
@@ -178,7 +187,7 @@ def _float(t):
 
 def rgcn_params(conv, p):
     """(dense [R, in_src, out] weight, root [in_dst, out] or zeros, bias or 0)."""
-    root = p.get("root", torch.zeros(conv.in_channels, conv.out_channels,
+    root = p.get("root", torch.zeros(conv.in_channels_r, conv.out_channels,
                                       dtype=torch.float64))
     return dense_reference_weight(conv, p), root, p.get("bias", 0)
 
@@ -205,6 +214,34 @@ def test_rgcn_sparse_adjacency(layout, kind, fake_torch_sparse):
         return rgcn_reference(x, x, edge_index, edge_type, weight, root, "mean") + bias
 
     check(conv, lambda x: conv(x, adj, et), [features(n, 8, seed=2)], reference)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "sparse_tensor"])
+@pytest.mark.parametrize("cls", [hnn.RGCNConv, hnn.FastRGCNConv])
+def test_rgcn_sparse_add_bipartite_and_featureless(layout, cls, fake_torch_sparse):
+    """A sparse adjacency with every other input: aggr='add', bipartite
+    features (its shape gives the two sides), featureless."""
+    edge_index, edge_type, ns, nd = random_edges("random", 9, 6, 3, seed=5)
+    adj, et, edge_index, edge_type = as_adjacency(layout, edge_index, edge_type, ns, nd)
+    bi = make_rgcn(cls, (7, 4), 5, 3, seed=6, aggr="add")
+
+    def bipartite(p, xs, xd):
+        weight, root, bias = rgcn_params(bi, p)
+        return rgcn_reference(xs, xd, edge_index, edge_type, weight, root, "add") + bias
+
+    check(bi, lambda xs, xd: bi((xs, xd), adj, et),
+          [features(ns, 7, seed=7), features(nd, 4, seed=8)], bipartite)
+
+    edge_index, edge_type, n, _ = random_edges("duplicates", 9, 9, 3, seed=6)
+    adj, et, edge_index, edge_type = as_adjacency(layout, edge_index, edge_type, n, n)
+    bare = make_rgcn(cls, 9, 5, 3, seed=9)
+
+    def featureless(p):
+        weight, root, bias = rgcn_params(bare, p)
+        eye = one_hot(torch.arange(n), n)
+        return rgcn_reference(eye, eye, edge_index, edge_type, weight, root, "mean") + bias
+
+    check(bare, lambda: bare(None, adj, et), [], featureless)
 
 
 @pytest.mark.parametrize("layout", LAYOUTS)
@@ -277,11 +314,144 @@ def test_sparse_adjacency_hits_the_graph_cache():
         assert rel_err(conv(x, edge_index, edge_type), first) < TOL
 
 
+# ---- featureless RGCN ---------------------------------------------------------------
+
+RGCN_OPTIONS = [dict(), dict(aggr="add"), dict(num_bases=2), dict(root_weight=False),
+                dict(bias=False)]
+
+
+def _options_id(o):
+    return ",".join(f"{k}={v}" for k, v in o.items()) or "default"
+
+
+@pytest.mark.parametrize("kind", GRAPH_KINDS)
+@pytest.mark.parametrize("options", RGCN_OPTIONS, ids=_options_id)
+def test_rgcn_featureless(kind, options):
+    """x=None: in_channels nodes; the message of s → t under r is row s of
+    W_r, the root term row t of root (x is the identity, one-hot rows)."""
+    edge_index, edge_type, n, _ = random_edges(kind, 11, 11, 3, seed=len(kind))
+    conv = make_rgcn(hnn.RGCNConv, n, 5, 3, seed=16, **options)
+    aggr = options.get("aggr", "mean")
+
+    def reference(p):
+        weight, root, bias = rgcn_params(conv, p)
+        eye = one_hot(torch.arange(n), n)
+        return rgcn_reference(eye, eye, edge_index, edge_type, weight, root, aggr) + bias
+
+    check(conv, lambda: conv(None, edge_index, edge_type), [], reference)
+
+
+@pytest.mark.parametrize("kind", ["random", "duplicates", "isolated"])
+def test_rgcn_node_ids(kind):
+    """x as node ids (PyG: trainable embeddings): node v's rows are row x[v]
+    of W_r and of root; x=arange(N) is x=None; FastRGCNConv agrees."""
+    edge_index, edge_type, n, _ = random_edges(kind, 8, 8, 3, seed=17)
+    ids = torch.as_tensor(np.random.default_rng(18).integers(0, 12, n))  # repeats some rows
+    conv = make_rgcn(hnn.RGCNConv, 12, 5, 3, seed=19)
+
+    def reference(p):
+        weight, root, bias = rgcn_params(conv, p)
+        x = one_hot(ids, 12)
+        return rgcn_reference(x, x, edge_index, edge_type, weight, root, "mean") + bias
+
+    check(conv, lambda: conv(ids, edge_index, edge_type), [], reference)
+    fast = hnn.FastRGCNConv(12, 5, 3)
+    fast.load_state_dict(conv.state_dict())
+    with torch.no_grad():
+        assert rel_err(fast(ids, edge_index, edge_type), conv(ids, edge_index, edge_type)) \
+            < TOL
+        square = make_rgcn(hnn.RGCNConv, 8, 5, 3, seed=20)
+        assert rel_err(square(torch.arange(8), edge_index, edge_type),
+                       square(None, edge_index, edge_type)) < TOL
+
+
+@pytest.mark.parametrize("source_ids", [False, True])
+def test_rgcn_featureless_bipartite(source_ids):
+    """x=(None or source ids, destination ids) with in_channels=(in_src, in_dst)."""
+    edge_index, edge_type, ns, nd = random_edges("random", 7, 4, 3, seed=21)
+    conv = make_rgcn(hnn.RGCNConv, (7, 10), 5, 3, seed=22)
+    dst_ids = torch.tensor([9, 0, 3, 3])
+    src_ids = torch.tensor([6, 5, 4, 3, 2, 1, 0]) if source_ids else None
+
+    def reference(p):
+        weight, root, bias = rgcn_params(conv, p)
+        xs = one_hot(src_ids if source_ids else torch.arange(ns), 7)
+        return rgcn_reference(xs, one_hot(dst_ids, 10), edge_index, edge_type, weight, root,
+                              "mean") + bias
+
+    check(conv, lambda: conv((src_ids, dst_ids), edge_index, edge_type), [], reference)
+
+
+def test_rgcn_featureless_trains():
+    """Gradients reach the embedding rows: a featureless layer fits labels."""
+    edge_index, edge_type, n, _ = random_edges("random", 30, 30, 4, seed=23)
+    torch.manual_seed(23)
+    conv = hnn.RGCNConv(n, 4, 4)
+    require_training(conv)
+    labels = torch.randint(0, 4, (n,))
+    opt = torch.optim.Adam(conv.parameters(), lr=0.05)
+    losses = []
+    for _ in range(20):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(conv(None, edge_index, edge_type), labels)
+        loss.backward()
+        opt.step()
+        losses.append(float(loss))
+    assert losses[-1] < 0.5 * losses[0]
+
+
+# ---- bipartite RGCN ------------------------------------------------------------------
+
+@pytest.mark.parametrize("kind", GRAPH_KINDS)
+@pytest.mark.parametrize("channels,sizes", [((6, 4), (9, 5)), ((3, 8), (4, 12)),
+                                            ((5, 5), (6, 6))])
+def test_rgcn_bipartite(kind, channels, sizes):
+    """Messages from x_src, root from x_dst, one output row per x_dst row;
+    in_src < in_dst, in_src > in_dst and equal widths (zero-padded to one)."""
+    edge_index, edge_type, ns, nd = random_edges(kind, *sizes, 3, seed=len(kind) + sizes[0])
+    conv = make_rgcn(hnn.RGCNConv, channels, 5, 3, seed=24)
+    assert repr(conv) == f"RGCNConv({channels}, 5, num_relations=3)"
+
+    def reference(p, xs, xd):
+        weight, root, bias = rgcn_params(conv, p)
+        return rgcn_reference(xs, xd, edge_index, edge_type, weight, root, "mean") + bias
+
+    check(conv, lambda xs, xd: conv((xs, xd), edge_index, edge_type),
+          [features(ns, channels[0], seed=25), features(nd, channels[1], seed=26)], reference)
+
+
+@pytest.mark.parametrize("options", [dict(aggr="add", num_bases=2),
+                                     dict(num_blocks=2, root_weight=False),
+                                     dict(aggr="sum", bias=False)], ids=_options_id)
+def test_rgcn_bipartite_options(options):
+    edge_index, edge_type, ns, nd = random_edges("duplicates", 10, 3, 4, seed=27)
+    conv = make_rgcn(hnn.FastRGCNConv, (6, 2), 4, 4, seed=28, **options)
+    aggr = "add" if options.get("aggr") in ("add", "sum") else "mean"
+
+    def reference(p, xs, xd):
+        weight, root, bias = rgcn_params(conv, p)
+        return rgcn_reference(xs, xd, edge_index, edge_type, weight, root, aggr) + bias
+
+    check(conv, lambda xs, xd: conv((xs, xd), edge_index, edge_type),
+          [features(ns, 6, seed=29), features(nd, 2, seed=30)], reference)
+
+
+def test_rgcn_pair_of_one_node_set_is_the_homogeneous_layer():
+    """x=(x, x) is the same graph as x: sources and destinations coincide."""
+    _, edge_index, edge_type = homogeneous("self_loops_and_duplicates")
+    conv = hnn.RGCNConv(16, 8, 6)
+    x = features(edge_index.max().item() + 1, 16)
+    with torch.no_grad():
+        assert rel_err(conv((x, x), edge_index, edge_type), conv(x, edge_index, edge_type)) \
+            < TOL
+
+
 # ---- errors ---------------------------------------------------------------------------
 
 def test_bad_inputs_say_what_is_wrong():
     edge_index, edge_type, n, _ = random_edges("random", 10, 10, 3, seed=31)
     conv, x = hnn.RGCNConv(8, 5, 3), features(n, 8)
+    bi = hnn.RGCNConv((8, 4), 5, 3)
     rgat = hnn.RGATConv(8, 5, 3)
     ones = torch.ones(edge_index.size(1))
     with torch.no_grad():
@@ -299,6 +469,25 @@ def test_bad_inputs_say_what_is_wrong():
         with pytest.raises(NotImplementedError, match="edge features"):
             rgat(x, torch.sparse_coo_tensor(edge_index.flip(0), torch.ones(30, 4), (n, n, 4)),
                  edge_type)
+        # featureless and bipartite x
+        with pytest.raises(ValueError, match="holds source node [89], but there are 8 source nodes"):
+            hnn.RGCNConv(8, 5, 3)(None, edge_index, edge_type)
+        with pytest.raises(ValueError, match="x holds node id 8, but there are 8 rows"):
+            conv(torch.arange(10), edge_index, edge_type)
+        with pytest.raises(ValueError, match="num_blocks"):
+            hnn.RGCNConv(10, 4, 3, num_blocks=2)(None, edge_index, edge_type)
+        with pytest.raises(NotImplementedError, match="mix source features"):
+            bi((x, torch.arange(10)), edge_index, edge_type)
+        with pytest.raises(NotImplementedError, match="mix featureless sources"):
+            bi((None, features(n, 4)), edge_index, edge_type)
+        with pytest.raises(ValueError, match=r"takes x=\(x_src, x_dst\)"):
+            bi(x, edge_index, edge_type)
+        with pytest.raises(ValueError, match=r"x\[1\] must have shape \[N, 4\]"):
+            bi((x, x), edge_index, edge_type)
+        with pytest.raises(ValueError, match="holds destination node [6-9], but there are 6"):
+            bi((x, features(6, 4)), edge_index, edge_type)
+        with pytest.raises(ValueError, match="holds source node [7-9], but there are 7"):
+            bi((x[:7], features(n, 4)), edge_index, edge_type)
         with pytest.raises(NotImplementedError, match="featureless"):
             rgat(None, edge_index, edge_type)
         with pytest.raises(NotImplementedError, match="bipartite"):
