@@ -86,8 +86,8 @@ def sparse_adjacency(layout, edge_index, values, num_src, num_dst):
 
 class FakeSparseTensor:
     """torch_sparse.SparseTensor's interface as hector uses it (coo(),
-    sparse_sizes(), dim()), for a machine without torch_sparse; the real
-    class is tested on the GPU machine (test/gpu/test_nn_gpu.py)."""
+    sparse_sizes()), for a machine without torch_sparse; the real class is
+    tested on the GPU machine (test/gpu/test_nn_gpu.py)."""
 
     __module__ = "torch_sparse.tensor"
 
@@ -102,9 +102,6 @@ class FakeSparseTensor:
 
     def sparse_sizes(self):
         return self._sizes
-
-    def dim(self):
-        return 2
 
 
 @pytest.fixture
@@ -448,7 +445,7 @@ def test_rgcn_pair_of_one_node_set_is_the_homogeneous_layer():
 
 # ---- errors ---------------------------------------------------------------------------
 
-def test_bad_inputs_say_what_is_wrong():
+def test_bad_inputs_say_what_is_wrong(fake_torch_sparse):
     edge_index, edge_type, n, _ = random_edges("random", 10, 10, 3, seed=31)
     conv, x = hnn.RGCNConv(8, 5, 3), features(n, 8)
     bi = hnn.RGCNConv((8, 4), 5, 3)
@@ -459,6 +456,8 @@ def test_bad_inputs_say_what_is_wrong():
         with pytest.raises(ValueError, match="needs edge_type: edge_index has values of "
                                              "dtype torch.float32"):
             conv(x, sparse_adjacency("coo", edge_index, ones, n, n))
+        with pytest.raises(ValueError, match="needs edge_type: edge_index has no values"):
+            conv(x, FakeSparseTensor(edge_index[1], edge_index[0], None, (n, n)))
         with pytest.raises(ValueError, match=r"sparse adjacency is \[10, 12\]"):
             conv(x, sparse_adjacency("coo", edge_index, edge_type, 12, n))
         with pytest.raises(ValueError, match="edge_type has 29 entries for 30 edges"):
@@ -468,6 +467,9 @@ def test_bad_inputs_say_what_is_wrong():
             conv(x, three)
         with pytest.raises(NotImplementedError, match="edge features"):
             rgat(x, torch.sparse_coo_tensor(edge_index.flip(0), torch.ones(30, 4), (n, n, 4)),
+                 edge_type)
+        with pytest.raises(NotImplementedError, match="edge features"):
+            rgat(x, FakeSparseTensor(edge_index[1], edge_index[0], torch.ones(30, 4), (n, n)),
                  edge_type)
         # featureless and bipartite x
         with pytest.raises(ValueError, match="holds source node [89], but there are 8 source "):

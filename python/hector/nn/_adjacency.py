@@ -69,10 +69,7 @@ def _ptr_to_index(ptr: torch.Tensor) -> torch.Tensor:
 
 def _coordinates(layer: str, what: str, adj):
     """(rows, cols, values or None, (num rows, num cols)) of a sparse adjacency."""
-    if _is_sparse_tensor(adj):
-        if adj.dim() != 2:
-            raise ValueError(f"{layer}: {what} must be a two-dimensional SparseTensor, got "
-                             f"{adj.dim()} dimensions")
+    if _is_sparse_tensor(adj):  # always two sparse dimensions; [E, F] values are features
         row, col, value = adj.coo()
         return row, col, value, tuple(int(s) for s in adj.sparse_sizes())
     if adj.layout not in _LAYOUTS:
