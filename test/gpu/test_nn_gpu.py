@@ -15,7 +15,10 @@ runs RGCNConv, RGATConv and HGTConv on CUDA tensors, loading the libraries
 by key (never compiling), and checks them against the float64 PyTorch
 references of test/reference/models_torch.py (forward, and backward when the
 libraries have training entries), and against torch_geometric's RGCNConv and
-RGATConv (which compute the same function for the parameters set here).
+RGATConv (which compute the same function for the parameters set here),
+also for PyG's other inputs: sparse adjacencies (torch.sparse COO/CSR/CSC,
+and torch_sparse.SparseTensor where that package is installed), featureless
+x (None or node ids) and bipartite x=(x_src, x_dst).
 Not collected by CI (CI runs test/python only).
 """
 
@@ -54,11 +57,39 @@ def layers(num_relations: int) -> dict:
     }
 
 
+def input_layers(num_relations: int, num_nodes: int) -> dict:
+    """The layers of the input tests (featureless, bipartite): name -> constructor."""
+    import hector.nn as hnn
+
+    return {
+        "rgcn_featureless": lambda: hnn.RGCNConv(num_nodes, WIDTH, num_relations),
+        "rgcn_featureless_add": lambda: hnn.RGCNConv(num_nodes, WIDTH, num_relations,
+                                                     aggr="add"),
+        "rgcn_featureless_bases": lambda: hnn.RGCNConv(num_nodes, WIDTH, num_relations,
+                                                       num_bases=4),
+        "rgcn_bipartite": lambda: hnn.RGCNConv((WIDTH, WIDTH // 2), WIDTH, num_relations),
+        "rgcn_bipartite_fast": lambda: hnn.FastRGCNConv((WIDTH // 2, WIDTH), WIDTH,
+                                                        num_relations, aggr="add"),
+    }
+
+
+def library_specs() -> list:
+    """The model spec of every library the tests ask for (featureless
+    layers use their featureless_model_spec)."""
+    specs = {make().model_spec for make in layers(3).values()}
+    for name, make in input_layers(3, 10).items():
+        conv = make()
+        specs.add(conv.featureless_model_spec)  # bipartite ones are also run featureless
+        if "featureless" not in name:
+            specs.add(conv.model_spec)
+    return sorted(specs)
+
+
 def build(directory: str) -> None:
     """Builds the cuda libraries of every layer into `directory` (here, with hectorc)."""
     from hector import aot, compiler
 
-    specs = sorted({make().model_spec for make in layers(3).values()})
+    specs = library_specs()
     for spec in specs:
         training = compiler.supports_training()
         try:
@@ -97,9 +128,10 @@ DEVICE = torch.device("cuda")
 TOL = 1e-5
 
 
-def make(name: str, num_relations: int):
+def make(name: str, num_relations: int, num_nodes=None):
     torch.manual_seed(len(name) + num_relations)
-    conv = layers(num_relations)[name]().to(DEVICE)
+    made = layers(num_relations) if num_nodes is None else input_layers(num_relations, num_nodes)
+    conv = made[name]().to(DEVICE)
     conv.cache_dir, conv.compiler = CACHE, False  # load by key only, as a GPU machine must
     with torch.no_grad():
         if getattr(conv, "bias", None) is not None:
@@ -109,9 +141,9 @@ def make(name: str, num_relations: int):
     return conv
 
 
-def has_training(conv) -> bool:
+def has_training(conv, spec=None) -> bool:
     try:
-        lib = conv.library(DEVICE, True)
+        lib = conv.library(DEVICE, True, spec)
     except compiler.MissingArtifactError:
         return False
     return lib.training_entries(conv.model) is not None
@@ -270,11 +302,17 @@ def test_rgat_equals_pyg(heads):
     """PyG's q, k ([H·C, H]) shared by all relations, block diagonal, equal
     hector's per-relation att_dst, att_src when every relation's rows are
     the same: then both compute the same function."""
-    pyg = _pyg()
     g, ei, et = homogeneous("random_graph")
-    conv = make("rgat_h1" if heads == 1 else "rgat_h4", g["num_edge_types"])
+    conv, theirs = _rgat_pair(heads, g["num_edge_types"])
+    _compare(conv, theirs, g, ei, et, {"weight": "weight", "bias": "bias"})
+
+
+def _rgat_pair(heads, num_relations):
+    """A hector RGATConv and a PyG RGATConv that compute the same function."""
+    pyg = _pyg()
+    conv = make("rgat_h1" if heads == 1 else "rgat_h4", num_relations)
     c = conv.out_channels
-    theirs = pyg.RGATConv(WIDTH, c, g["num_edge_types"], heads=heads).to(DEVICE)
+    theirs = pyg.RGATConv(WIDTH, c, num_relations, heads=heads).to(DEVICE)
     with torch.no_grad():
         conv.att_src.copy_(conv.att_src[0].expand_as(conv.att_src))
         conv.att_dst.copy_(conv.att_dst[0].expand_as(conv.att_dst))
@@ -285,26 +323,191 @@ def test_rgat_equals_pyg(heads):
         for h in range(heads):
             theirs.q[h * c:(h + 1) * c, h] = conv.att_dst[0, h * c:(h + 1) * c]
             theirs.k[h * c:(h + 1) * c, h] = conv.att_src[0, h * c:(h + 1) * c]
-    _compare(conv, theirs, g, ei, et, {"weight": "weight", "bias": "bias"})
+    return conv, theirs
 
 
 def _compare(conv, theirs, g, ei, et, same_grads):
-    train = has_training(conv)
-    x = torch.randn(len(g["node_type"]), WIDTH, device=DEVICE, requires_grad=train)
+    x = torch.randn(len(g["node_type"]), WIDTH, device=DEVICE)
+    _compare_calls(conv, theirs, [x], lambda x: conv(x, ei, et), lambda x: theirs(x, ei, et),
+                   same_grads)
+
+
+def _compare_calls(conv, theirs, inputs, mine, other, same_grads, spec=None):
+    """mine(*inputs) against other(*inputs): the output, then (when the
+    library of `spec`, default conv.model_spec, has training entries) the
+    gradients of the float inputs and of the parameters `same_grads` maps
+    (hector's name -> PyG's)."""
+    train = has_training(conv, spec)
+    leaves = [t.detach().clone().requires_grad_(train and t.is_floating_point())
+              for t in inputs]
     with torch.set_grad_enabled(train):
-        out = conv(x, ei, et)
-    xt = x.detach().clone().requires_grad_(train)
-    expected = theirs(xt, ei, et)
+        out = mine(*leaves)
+    copies = [t.detach().clone().requires_grad_(train and t.is_floating_point())
+              for t in inputs]
+    expected = other(*copies)
+    assert out.shape == expected.shape
     assert rel_err(out, expected) < 1e-4
     if not train:
         pytest.skip("forward checked; the libraries have no training entries (backward)")
     cot = torch.randn_like(out)
     (out * cot).sum().backward()
     (expected * cot).sum().backward()
-    assert rel_err(x.grad, xt.grad) < 1e-4
+    for a, b in zip(leaves, copies):
+        if a.is_floating_point():
+            assert rel_err(a.grad, b.grad) < 1e-4
     params = dict(theirs.named_parameters())
     for mine, other in same_grads.items():
         assert rel_err(getattr(conv, mine).grad, params[other].grad) < 1e-4, mine
+
+
+# ---- PyG's other inputs: sparse adjacency, featureless, bipartite -------------------------
+
+def distinct_graph(num_src, num_dst, num_edges, num_relations, seed):
+    """(edge_index, edge_type) on the GPU without repeated (source,
+    destination) pairs (a CSR row holds each column once), in random order."""
+    rng = np.random.default_rng(seed)
+    keys = np.unique(rng.integers(0, num_src * num_dst, num_edges))
+    rng.shuffle(keys)
+    ei = torch.as_tensor(np.stack([keys % num_src, keys // num_src]), device=DEVICE)
+    et = torch.as_tensor(rng.integers(0, num_relations, keys.size), device=DEVICE)
+    return ei, et
+
+
+def adjacency(layout, ei, values, num_src, num_dst):
+    """PyG's adj_t [num_dst, num_src] with `values` per edge, built without
+    coalescing (it would add up values) or a dense detour (it drops 0s)."""
+    coo = torch.sparse_coo_tensor(ei.flip(0), values, (num_dst, num_src))
+    if layout == "coo":
+        return coo
+    src, dst = ei
+    major, minor, count = (dst, src, num_dst) if layout == "csr" else (src, dst, num_src)
+    order = torch.argsort(major * max(num_src, num_dst) + minor)
+    ptr = torch.zeros(count + 1, dtype=torch.int64, device=DEVICE)
+    ptr[1:] = torch.cumsum(torch.bincount(major, minlength=count), 0)
+    make = torch.sparse_csr_tensor if layout == "csr" else torch.sparse_csc_tensor
+    return make(ptr, minor[order], values[order], (num_dst, num_src))
+
+
+def _rgcn_state(conv, theirs):
+    theirs.load_state_dict(conv.state_dict())  # PyG's names and shapes
+    return {k: k for k, _ in conv.named_parameters()}
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "csc"])
+@pytest.mark.parametrize("name", ["rgcn", "rgcn_add", "rgcn_fast"])
+def test_rgcn_sparse_equals_pyg(name, layout):
+    """A torch.sparse adj_t with the edge types as values, against PyG's
+    FastRGCNConv on the same tensor (PyG's RGCNConv does not take
+    torch.sparse tensors; it reads a SparseTensor, below)."""
+    pyg = _pyg()
+    ei, et = distinct_graph(300, 300, 3000, 5, seed=len(layout))
+    conv = make(name, 5)
+    theirs = pyg.FastRGCNConv(WIDTH, WIDTH, 5, aggr=conv.aggr).to(DEVICE)
+    same = _rgcn_state(conv, theirs)
+    adj = adjacency(layout, ei, et, 300, 300)
+    _compare_calls(conv, theirs, [torch.randn(300, WIDTH, device=DEVICE)],
+                   lambda x: conv(x, adj), lambda x: theirs(x, adj), same)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_rgat_sparse_equals_pyg(layout):
+    ei, et = distinct_graph(200, 200, 2000, 4, seed=7)
+    conv, theirs = _rgat_pair(4, 4)
+    adj = adjacency(layout, ei, et, 200, 200)
+    _compare_calls(conv, theirs, [torch.randn(200, WIDTH, device=DEVICE)],
+                   lambda x: conv(x, adj), lambda x: theirs(x, adj),
+                   {"weight": "weight", "bias": "bias"})
+
+
+def test_sparse_tensor_equals_pyg():
+    """torch_sparse.SparseTensor (only where it is installed), values = edge types."""
+    pyg = _pyg()
+    torch_sparse = pytest.importorskip("torch_sparse")
+    ei, et = distinct_graph(300, 300, 3000, 5, seed=8)
+    adj_t = torch_sparse.SparseTensor(row=ei[1], col=ei[0], value=et, sparse_sizes=(300, 300))
+    conv = make("rgcn", 5)
+    theirs = pyg.RGCNConv(WIDTH, WIDTH, 5).to(DEVICE)
+    same = _rgcn_state(conv, theirs)
+    _compare_calls(conv, theirs, [torch.randn(300, WIDTH, device=DEVICE)],
+                   lambda x: conv(x, adj_t), lambda x: theirs(x, adj_t), same)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr", "sparse_tensor"])
+def test_hgt_sparse_is_edge_index(layout):
+    """HGT reads every edge type's adj_t as its edge list (PyG's HGTConv
+    computes another function, so the check is against hector's own
+    edge_index call, itself checked against the reference above)."""
+    if layout == "sparse_tensor":
+        torch_sparse = pytest.importorskip("torch_sparse")
+    sizes, eid, _, _ = hetero(np.random.default_rng(9))
+    sparse = {}
+    for (s, rel, d), ei in eid.items():
+        ones = torch.ones(ei.size(1), device=DEVICE)
+        if layout == "sparse_tensor":
+            sparse[(s, rel, d)] = torch_sparse.SparseTensor(
+                row=ei[1], col=ei[0], value=ones, sparse_sizes=(sizes[d], sizes[s]))
+        else:
+            if layout == "csr" and ei.size(1):
+                ei = torch.unique(ei, dim=1)  # distinct edges for CSR
+                eid[(s, rel, d)] = ei
+                ones = ones[:ei.size(1)]
+            sparse[(s, rel, d)] = adjacency(layout, ei, ones, sizes[s], sizes[d])
+    conv = make("hgt_h4", len(META[1]))
+    x_dict = {t: torch.randn(sizes[t], WIDTH, device=DEVICE) for t in META[0]}
+    with torch.no_grad():
+        mine, expected = conv(x_dict, sparse), conv(x_dict, eid)
+    assert set(mine) == set(expected)
+    for t in mine:
+        assert rel_err(mine[t], expected[t]) < 1e-6, t
+
+
+@pytest.mark.parametrize("ids", [False, True])
+@pytest.mark.parametrize("name", ["rgcn_featureless", "rgcn_featureless_add",
+                                  "rgcn_featureless_bases"])
+def test_featureless_equals_pyg(name, ids):
+    """x=None (or node ids; PyG: trainable embeddings) against PyG's RGCNConv."""
+    pyg = _pyg()
+    n = 400
+    ei, et = distinct_graph(n, n, 4000, 5, seed=10)
+    conv = make(name, 5, num_nodes=n)
+    theirs = pyg.RGCNConv(n, WIDTH, 5, num_bases=conv.num_bases, aggr=conv.aggr).to(DEVICE)
+    same = _rgcn_state(conv, theirs)
+    x = torch.randperm(n, device=DEVICE) if ids else None
+    _compare_calls(conv, theirs, [], lambda: conv(x, ei, et), lambda: theirs(x, ei, et), same,
+                   conv.featureless_model_spec)
+
+
+@pytest.mark.parametrize("name", ["rgcn_bipartite", "rgcn_bipartite_fast"])
+def test_bipartite_equals_pyg(name):
+    """x=(x_src, x_dst) with in_channels=(in_src, in_dst), and
+    x=(None, destination ids), against PyG's layer of the same class; also
+    through a COO adj_t [num_dst, num_src]."""
+    pyg = _pyg()
+    ns, nd = 500, 120
+    ei, et = distinct_graph(ns, nd, 3000, 4, seed=11)
+    conv = make(name, 4, num_nodes=0)
+    cls = pyg.FastRGCNConv if isinstance(conv, hnn.FastRGCNConv) else pyg.RGCNConv
+    theirs = cls(conv.in_channels, WIDTH, 4, aggr=conv.aggr).to(DEVICE)
+    same = _rgcn_state(conv, theirs)
+    inputs = [torch.randn(ns, conv.in_channels_l, device=DEVICE),
+              torch.randn(nd, conv.in_channels_r, device=DEVICE)]
+    _compare_calls(conv, theirs, inputs, lambda xs, xd: conv((xs, xd), ei, et),
+                   lambda xs, xd: theirs((xs, xd), ei, et), same)
+    adj = adjacency("coo", ei, et, ns, nd)
+    with torch.no_grad():
+        xs, xd = inputs
+        assert rel_err(conv((xs, xd), adj), theirs((xs, xd), ei, et)) < 1e-4
+
+
+def test_featureless_bipartite_equals_pyg():
+    pyg = _pyg()
+    ei, et = distinct_graph(WIDTH, 50, 600, 4, seed=12)  # in_src = WIDTH source nodes
+    conv = make("rgcn_bipartite", 4, num_nodes=0)
+    theirs = pyg.RGCNConv(conv.in_channels, WIDTH, 4).to(DEVICE)
+    same = _rgcn_state(conv, theirs)
+    dst_ids = torch.randint(0, conv.in_channels_r, (50,), device=DEVICE)
+    _compare_calls(conv, theirs, [], lambda: conv((None, dst_ids), ei, et),
+                   lambda: theirs((None, dst_ids), ei, et), same, conv.featureless_model_spec)
 
 
 # ---- caching and errors ------------------------------------------------------------------

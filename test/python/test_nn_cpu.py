@@ -462,7 +462,7 @@ def test_graph_cache_capacity():
 
 @pytest.mark.parametrize("make,error,message", [
     (lambda: hnn.RGCNConv(16, 8, 3, aggr="max"), NotImplementedError, "aggr='mean'"),
-    (lambda: hnn.RGCNConv((16, 8), 8, 3), NotImplementedError, "bipartite"),
+    (lambda: hnn.RGCNConv((16, -1), 8, 3), NotImplementedError, "lazy"),
     (lambda: hnn.RGCNConv(16, 8, 3, flow="target_to_source"), NotImplementedError, "flow"),
     (lambda: hnn.RGCNConv(16, 8, 3, num_bases=2, num_blocks=2), ValueError, "both"),
     (lambda: hnn.RGCNConv(16, 8, 3, num_blocks=3), ValueError, "must divide"),
@@ -493,7 +493,7 @@ def test_bad_forward_inputs():
     rgat = hnn.RGATConv(16, 8, 6)
     with torch.no_grad():
         with pytest.raises(TypeError, match="x must be a torch.Tensor"):
-            conv(None, edge_index, edge_type)
+            conv(x.numpy(), edge_index, edge_type)
         with pytest.raises(ValueError, match=r"shape \[N, 16\]"):
             conv(x[:, :8], edge_index, edge_type)
         with pytest.raises(TypeError, match="float32"):

@@ -82,8 +82,9 @@ graph_cache = GraphCache()
 
 def check_index_tensor(what: str, t, rows=None, device=None) -> torch.Tensor:
     if not isinstance(t, torch.Tensor):
-        raise TypeError(f"{what} must be a torch.Tensor, got {type(t).__name__} "
-                        "(sparse adjacency types are not supported)")
+        raise TypeError(f"{what} must be a torch.Tensor, got {type(t).__name__} (a sparse "
+                        "adjacency is a torch.sparse COO/CSR/CSC tensor or a "
+                        "torch_sparse.SparseTensor)")
     if t.is_floating_point() or t.is_complex() or t.dtype == torch.bool:
         raise TypeError(f"{what} must hold integer ids, got dtype {t.dtype}")
     if rows is None:
@@ -108,22 +109,42 @@ def preprocess(device, node_type, src, dst, etype, num_node_types, num_edge_type
     return graph.preprocess(*host, num_node_types, num_edge_types)
 
 
-def relational_graph(layer: str, x, edge_index, edge_type, num_relations: int):
-    """Checks the homogeneous (x, edge_index, edge_type) call of an RGCN or
-    RGAT layer and returns the graph's preprocessing (one node type), cached
-    per graph."""
-    check_index_tensor("edge_index", edge_index, rows=2, device=x.device)
-    if edge_type is None:
-        raise ValueError(f"{layer} needs edge_type (the relation of every edge)")
-    check_index_tensor("edge_type", edge_type, device=x.device)
-    if edge_type.numel() != edge_index.size(1):
-        raise ValueError(f"edge_type has {edge_type.numel()} entries for "
-                         f"{edge_index.size(1)} edges")
-    n, device = x.size(0), x.device
-    return graph_cache.get(
-        (edge_index, edge_type), (n, 1, num_relations, str(device)),
-        lambda: preprocess(device, torch.zeros(n, dtype=torch.int64, device=device),
-                           edge_index[0], edge_index[1], edge_type, 1, num_relations))
+def check_endpoints(what: str, index, num_src: int, num_dst: int) -> None:
+    """Raises ValueError naming the first source id outside [0, num_src) or
+    destination id outside [0, num_dst) of `index` [2, E]."""
+    for row, bound, which in ((0, num_src, "source"), (1, num_dst, "destination")):
+        ids = index[row]
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= bound):
+            bad = ids[(ids < 0) | (ids >= bound)][0]
+            raise ValueError(f"{what} holds {which} node {int(bad)}, but there are {bound} "
+                             f"{which} nodes")
+
+
+def relational_graph(edges, num_src: int, num_dst: int, num_relations: int, device,
+                     sources_apart: bool = False):
+    """The preprocessing (one node type) of the relational graph `edges`
+    (hector.nn._adjacency.Edges), cached per graph. Homogeneous (sources
+    and destinations are the same num_src == num_dst nodes), or with
+    `sources_apart`: num_src source nodes, then num_dst destination nodes
+    (node id num_src + t), every edge checked against its own side's count."""
+    index, edge_type = edges.index, edges.edge_type
+    if not sources_apart:
+        n = num_src
+        return graph_cache.get(
+            (index, edge_type), (n, 1, num_relations, str(device)),
+            lambda: preprocess(device, torch.zeros(n, dtype=torch.int64, device=device),
+                               index[0], index[1], edge_type, 1, num_relations))
+
+    def build():
+        check_endpoints("edge_index", index, num_src, num_dst)
+        n = num_src + num_dst
+        return preprocess(device, torch.zeros(n, dtype=torch.int64, device=device),
+                          index[0], index[1].to(torch.int64) + num_src, edge_type, 1,
+                          num_relations)
+
+    return graph_cache.get((index, edge_type),
+                           ("sources apart", num_src, num_dst, num_relations, str(device)),
+                           build)
 
 
 # ---- compiled layers -------------------------------------------------------------
@@ -160,8 +181,9 @@ class CompiledLayer(torch.nn.Module):
         args = self._spec_args()
         return models.spec(self.model, **args)
 
-    def library(self, device, training: bool):
-        """The compiled library for `device` (training: with f_fwd/f_bwd)."""
+    def library(self, device, training: bool, spec=None):
+        """The compiled library for `device` (training: with f_fwd/f_bwd), of
+        `spec` (default: model_spec)."""
         device = torch.device(device)
         target = "cuda" if device.type == "cuda" else "cpu"
         if device.type not in ("cpu", "cuda"):
@@ -170,7 +192,7 @@ class CompiledLayer(torch.nn.Module):
         if target == "cuda":
             major, minor = torch.cuda.get_device_capability(device)
             arch = f"sm_{major}{minor}"
-        spec = self.model_spec
+        spec = self.model_spec if spec is None else spec
         common = (spec, target, arch)
         where = (str(compiler.resolve_cache_dir(self.cache_dir)), str(self.compiler))
         with _libraries_lock:
@@ -305,14 +327,13 @@ def reject_options(layer: str, kwargs: dict) -> None:
             "(docs/python.md lists what is supported)")
 
 
-def check_features(layer: str, x, width: int, device_of=None) -> torch.Tensor:
+def check_features(layer: str, x, width: int, what: str = "x") -> torch.Tensor:
     if not isinstance(x, torch.Tensor):
-        raise TypeError(f"{layer}: x must be a torch.Tensor [N, {width}], got "
-                        f"{type(x).__name__} (featureless or bipartite inputs are not "
-                        "supported)")
+        raise TypeError(f"{layer}: {what} must be a torch.Tensor [N, {width}], got "
+                        f"{type(x).__name__}")
     if x.dim() != 2 or x.size(1) != width:
-        raise ValueError(f"{layer}: x must have shape [N, {width}], got {tuple(x.shape)}")
+        raise ValueError(f"{layer}: {what} must have shape [N, {width}], got {tuple(x.shape)}")
     if x.dtype != torch.float32:
-        raise TypeError(f"{layer}: x must be float32 (hector computes in float32), "
+        raise TypeError(f"{layer}: {what} must be float32 (hector computes in float32), "
                         f"got {x.dtype}")
     return x

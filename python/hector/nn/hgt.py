@@ -5,8 +5,9 @@ from __future__ import annotations
 import torch
 
 from .. import autograd
-from ._base import (CompiledLayer, check_index_tensor, check_parameter_memory, glorot_,
-                    graph_cache, preprocess, reject_options)
+from . import _adjacency
+from ._base import (CompiledLayer, check_parameter_memory, glorot_, graph_cache, preprocess,
+                    reject_options)
 
 
 class HGTConv(CompiledLayer):
@@ -34,7 +35,9 @@ class HGTConv(CompiledLayer):
     Parameters, stacked by type in metadata order: k_weight, q_weight,
     v_weight, a_weight [T, d, d]; k_rel, v_rel [R, H, D, D]; p_rel [R, H]
     (a PyG state_dict does not load). Not supported (NotImplementedError):
-    in_channels = -1 (lazy), other MessagePassing options, sparse adjacency.
+    in_channels = -1 (lazy), other MessagePassing options.
+    An edge_index_dict value may be a sparse adj_t [destinations, sources]
+    (torch.sparse COO/CSR/CSC or torch_sparse.SparseTensor; values unread).
     """
 
     model = "hgt"
@@ -161,10 +164,14 @@ class HGTConv(CompiledLayer):
                 if nt not in x_dict:
                     raise ValueError(f"edge type {et!r} needs features of node type {nt!r}, "
                                      "which x_dict lacks")
-            check_index_tensor(f"edge_index_dict[{et!r}]", ei, rows=2, device=device)
+        # A sparse adj_t [destinations, sources] becomes its edge list; its
+        # values are not read (as PyG's HGTConv).
+        edge_index_dict = {
+            tuple(et): _adjacency.edges("HGTConv", ei, device=device, typed=False,
+                                        what=f"edge_index_dict[{et!r}]").index
+            for et, ei in edge_index_dict.items()}
         sizes = {nt: x.size(0) for nt, x in x_dict.items()}
-        pre, offsets = self._graph(sizes, {tuple(k): v for k, v in edge_index_dict.items()},
-                                   device)
+        pre, offsets = self._graph(sizes, edge_index_dict, device)
         x = torch.cat([x_dict[nt] for nt in self.node_types if nt in x_dict])
         lib = self.library(device, self.needs_grad(*x_dict.values()))
         out, = autograd.run(lib, "hgt", pre, synchronize=self.synchronize,

@@ -7,6 +7,7 @@ import math
 import torch
 
 from .. import autograd
+from . import _adjacency
 from ._base import (CompiledLayer, check_features, check_parameter_memory, reject_options,
                     relation_parameters, relation_shapes, relation_weight, relational_graph,
                     reset_relation_parameters)
@@ -32,10 +33,15 @@ class RGATConv(CompiledLayer):
     do not exist, so a PyG state_dict does not load.
 
     Supported: heads, concat, negative_slope (compiled into the library),
-    num_bases, num_blocks, bias. Not supported (NotImplementedError): mod,
-    attention_mechanism other than 'across-relation', attention_mode other
-    than 'additive-self-attention', dim != 1, dropout > 0, edge_dim; in
-    forward, edge_attr, size and return_attention_weights.
+    num_bases, num_blocks, bias; in forward, edge_index [2, E] with
+    edge_type, or a sparse adjacency adj_t [N, N] (torch.sparse COO/CSR/CSC,
+    torch_sparse.SparseTensor) whose integer values are the edge types when
+    edge_type is None (hector.nn._adjacency). Not supported
+    (NotImplementedError): mod, attention_mechanism other than
+    'across-relation', attention_mode other than 'additive-self-attention',
+    dim != 1, dropout > 0, edge_dim; in forward, x=None or node ids
+    (featureless), edge_attr (also as [E, F] values of a sparse adjacency),
+    size and return_attention_weights.
     """
 
     model = "rgat"
@@ -114,8 +120,22 @@ class RGATConv(CompiledLayer):
             if value is not None:
                 raise NotImplementedError(f"hector.nn.RGATConv.forward does not support "
                                           f"{name}")
+        if x is None or isinstance(x, (tuple, list)) or (
+                isinstance(x, torch.Tensor) and not x.is_floating_point()):
+            raise NotImplementedError(
+                "hector.nn.RGATConv needs node features x [N, in_channels]: featureless "
+                "(x=None or node ids) and bipartite (tuple) x are not supported; pass "
+                "embeddings as features (e.g. torch.nn.Embedding(N, in_channels).weight), "
+                "or use hector.nn.RGCNConv, which takes them")
         x = check_features("RGATConv", x, self.in_channels)
-        pre = relational_graph("RGATConv", x, edge_index, edge_type, self.num_relations)
+        edges = _adjacency.edges("RGATConv", edge_index, edge_type, device=x.device)
+        if edges.features:
+            raise NotImplementedError(
+                "hector.nn.RGATConv does not support edge features: the sparse adjacency "
+                "holds [E, F] values (PyG reads them as edge_attr); store the relation ids "
+                "as its values, or give edge_index [2, E] with edge_type")
+        _adjacency.check_size("RGATConv", edges, x.size(0), x.size(0))
+        pre = relational_graph(edges, x.size(0), x.size(0), self.num_relations, x.device)
         weight = relation_weight(self, self.num_relations, self.in_channels,
                                  self.heads * self.out_channels)
         lib = self.library(x.device, self.needs_grad(x))
