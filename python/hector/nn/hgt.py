@@ -67,12 +67,13 @@ class HGTConv(CompiledLayer):
     p_rel [R, H]; a_weight [T, d, d], stacked by node type in metadata
     order; k_weight, q_weight, v_weight [T, in, d] stacked likewise when
     in_channels is one int, else one [in_τ, d] per node type in metadata
-    order (k_weight.0, k_weight.1, ...). All of it goes through the compiled
-    function: where the node types' widths differ, their features and K/Q/V
-    weights are zero-padded to the widest in torch (layout only: the padding
-    adds zeros to the typed GEMMs) and the residual is the function's
-    argument r, x_t or zeros by type. Not supported (NotImplementedError):
-    other MessagePassing options, sparse adjacency.
+    order (k_weight.0, k_weight.1, ...); docs/python.md maps them to PyG's
+    names. All of the math goes through the compiled function: where the
+    node types' widths differ, their features and K/Q/V weights are
+    zero-padded to the widest in torch (layout only: the padding adds zeros
+    to the typed GEMMs) and the residual is the function's argument r, x_t
+    or zeros by type. Not supported (NotImplementedError): other
+    MessagePassing options, sparse adjacency.
     """
 
     model = "hgt"
