@@ -103,28 +103,48 @@ hgraph.func @rgat(%g: !hgraph.graph, {_arg("h", h)},
 """
 
 
-def hgt(width_in, width_out, heads=1):
-    if width_in != width_out:
-        raise ValueError("HGT's residual h'_t = ... + h_t needs in == out")
-    d, a = width_in, width_in // heads
-    h = _feature("node", d)
+def hgt(width_in, width_out, heads=1, residual="auto"):
+    """HGT with input width `width_in` and output width `width_out` = d.
+
+    residual="auto" adds h'_t = ... + h_t when width_in == width_out and
+    nothing otherwise (PyG's HGTConv keeps the skip connection only for a
+    node type whose input width is out_channels). residual="separate" adds
+    an argument `r` of width_out features instead: h'_t = ... + r_t, so
+    that a caller whose node types have different input widths (padded to
+    width_in) can choose the residual per node type (hector.nn.HGTConv)."""
+    d, a = width_out, width_out // heads
+    h, o = _feature("node", width_in), _feature("node", d)
     nh, eh = _feature("node", d, heads), _feature("edge", d, heads)
     s = _feature("edge", heads, heads)
-    wn, wh, mu = _weight("node", d, d), _weight("edge", heads, a, a), _weight("edge", heads)
+    wi, wo = _weight("node", width_in, d), _weight("node", d, d)
+    wh, mu = _weight("edge", heads, a, a), _weight("edge", heads)
     # repr() of a float is the shortest exact form; MLIR parses it back exactly.
     inv_sqrt = float(1.0 / math.sqrt(a))
+    inputs = _arg("h", h)
+    if residual == "separate":
+        inputs += ", " + _arg("r", o)
+        rule, tail = "+ r_t", f"""  %out = hgraph.add %out0, %r : {o}
+  hgraph.return %out : {o}
+"""
+    elif width_in == width_out:
+        rule, tail = "+ h_t", f"""  %out = hgraph.add %out0, %h : {o}
+  hgraph.return %out : {o}
+"""
+    else:  # no skip connection where the widths differ, as in PyG
+        rule, tail = "(in ≠ out: no residual)", f"""  hgraph.return %out0 : {o}
+"""
     return f"""// HGT (BRIEF.md §4), {heads} head(s) of {a} features:
 //   k_s = K_τ(s) h_s,  q_t = Q_τ(t) h_t,  v_s = V_τ(s) h_s
 //   score_e = (k_s W^att_φ(e) · q_t) · μ_φ(e) / √{a}        (per head)
 //   α = softmax over the incoming edges of t
 //   m_e = v_s W^msg_φ(e)
-//   h'_t = A_τ(t) Σ_e α_e m_e + h_t
-hgraph.func @hgt(%g: !hgraph.graph, {_arg("h", h)},
-                 {_arg("K", wn)}, {_arg("Q", wn)}, {_arg("V", wn)}, {_arg("A", wn)},
-                 {_arg("Watt", wh)}, {_arg("Wmsg", wh)}, {_arg("mu", mu)}) -> {h} {{
-  %k = hgraph.typed_linear %K, %h from node : {wn}, {h} -> {nh}
-  %q = hgraph.typed_linear %Q, %h from node : {wn}, {h} -> {nh}
-  %v = hgraph.typed_linear %V, %h from node : {wn}, {h} -> {nh}
+//   h'_t = A_τ(t) Σ_e α_e m_e {rule}
+hgraph.func @hgt(%g: !hgraph.graph, {inputs},
+                 {_arg("K", wi)}, {_arg("Q", wi)}, {_arg("V", wi)}, {_arg("A", wo)},
+                 {_arg("Watt", wh)}, {_arg("Wmsg", wh)}, {_arg("mu", mu)}) -> {o} {{
+  %k = hgraph.typed_linear %K, %h from node : {wi}, {h} -> {nh}
+  %q = hgraph.typed_linear %Q, %h from node : {wi}, {h} -> {nh}
+  %v = hgraph.typed_linear %V, %h from node : {wi}, {h} -> {nh}
   %katt = hgraph.typed_linear %Watt, %k from src : {wh}, {nh} -> {eh}
   %qt = hgraph.gather %q from dst : {nh} -> {eh}
   %dot = hgraph.dot %katt, %qt : {eh} -> {s}
@@ -135,19 +155,18 @@ hgraph.func @hgt(%g: !hgraph.graph, {_arg("h", h)},
   %m = hgraph.typed_linear %Wmsg, %v from src : {wh}, {nh} -> {eh}
   %msg = hgraph.scale %alpha, %m : {s}, {eh} -> {eh}
   %agg = hgraph.aggregate sum %msg : {eh} -> {nh}
-  %out0 = hgraph.typed_linear %A, %agg from node : {wn}, {nh} -> {h}
-  %out = hgraph.add %out0, %h : {h}
-  hgraph.return %out : {h}
-}}
+  %out0 = hgraph.typed_linear %A, %agg from node : {wo}, {nh} -> {o}
+{tail}}}
 """
 
 
 MODELS = {"rgcn": rgcn, "rgat": rgat, "hgt": hgt}
 
 # Options a model takes beyond the widths and heads, with their defaults.
-OPTIONS = {"rgcn": {"aggr": "mean"}, "rgat": {"negative_slope": 0.2}, "hgt": {}}
+OPTIONS = {"rgcn": {"aggr": "mean"}, "rgat": {"negative_slope": 0.2},
+           "hgt": {"residual": "auto"}}
 # The values a word-valued option takes.
-CHOICES = {"aggr": ("mean", "sum")}
+CHOICES = {"aggr": ("mean", "sum"), "residual": ("auto", "separate")}
 
 
 def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **options) -> str:

@@ -37,6 +37,8 @@ WIDTH = 32
 META = (["author", "paper", "venue"],
         [("author", "writes", "paper"), ("paper", "cites", "paper"),
          ("paper", "in", "venue"), ("venue", "has", "paper"), ("author", "empty", "venue")])
+# Per-type input widths of HGTConv: all different, "venue" keeps its residual (= WIDTH).
+HGT_WIDTHS = {"author": 16, "paper": 48, "venue": WIDTH}
 
 
 def layers(num_relations: int) -> dict:
@@ -54,6 +56,12 @@ def layers(num_relations: int) -> dict:
                                              concat=False),
         "hgt_h1": lambda: hnn.HGTConv(WIDTH, WIDTH, META, heads=1),
         "hgt_h4": lambda: hnn.HGTConv(WIDTH, WIDTH, META, heads=4),
+        "hgt_in48": lambda: hnn.HGTConv(48, WIDTH, META, heads=2),
+        "hgt_in16": lambda: hnn.HGTConv(16, WIDTH, META, heads=1),
+        # HGT_WIDTHS is also what the lazy layer of test_hgt_equals_pyg sees: one library.
+        "hgt_dict": lambda: hnn.HGTConv(HGT_WIDTHS, WIDTH, META, heads=2),
+        "hgt_dict_narrow": lambda: hnn.HGTConv({"author": 8, "paper": 24, "venue": 12}, WIDTH,
+                                               META, heads=1),
     }
 
 
@@ -324,6 +332,91 @@ def _rgat_pair(heads, num_relations):
             theirs.q[h * c:(h + 1) * c, h] = conv.att_dst[0, h * c:(h + 1) * c]
             theirs.k[h * c:(h + 1) * c, h] = conv.att_src[0, h * c:(h + 1) * c]
     return conv, theirs
+
+
+HGT_PYG_CASES = [  # (layer, an edge type left out of edge_index_dict)
+    ("hgt_h1", None), ("hgt_h4", ("venue", "has", "paper")), ("hgt_in48", None),
+    ("hgt_in16", ("paper", "in", "venue")), ("hgt_dict", ("venue", "has", "paper")),
+    ("hgt_dict_narrow", None), ("hgt_lazy", ("paper", "in", "venue")),
+    ("hgt_lazy", None)]
+
+
+@pytest.mark.parametrize("name,missing", HGT_PYG_CASES)
+def test_hgt_equals_pyg(name, missing, monkeypatch):
+    """PyG's HGTConv with hector's weights (K|Q|V and A transposed into its
+    kqv_lin and out_lin, k_rel/v_rel [R, H] -> its [H·R] relation-head
+    types, p_rel per edge type), its biases zero and its skip 0 (gate 1/2),
+    and its GELU before out_lin replaced by the identity: hector has no
+    GELU, no biases and a plain + x_t (docs/python.md). Then PyG's output is
+    hector's for a node type whose width is not WIDTH (no skip in either) and
+    half of it where it is (σ(0)·out + (1 - σ(0))·x_t). A left-out edge type
+    contributes nothing; with ("paper", "in", "venue") left out, "venue"
+    receives no message."""
+    pyg = _pyg()
+    sizes, eid, _, _ = hetero(np.random.default_rng(len(name)))
+    eid = {et: ei for et, ei in eid.items() if et != missing}
+    if name == "hgt_lazy":
+        torch.manual_seed(1)
+        conv = hnn.HGTConv(-1, WIDTH, META, heads=2).to(DEVICE)
+        conv.cache_dir, conv.compiler = CACHE, False
+        widths = HGT_WIDTHS
+    else:
+        conv = make(name, len(META[1]))
+        widths = conv.in_channels
+    x_dict = {t: torch.randn(sizes[t], widths[t], device=DEVICE) for t in META[0]}
+    theirs = pyg.HGTConv(conv.in_channels, WIDTH, META, heads=conv.heads).to(DEVICE)
+    monkeypatch.setattr(torch.nn.functional, "gelu", lambda x, *args, **kwargs: x)
+    d, h, r = WIDTH, conv.heads, len(META[1])
+    with torch.no_grad():
+        if name == "hgt_lazy":  # both materialize their weights at a first forward
+            conv(x_dict, eid)
+            theirs(x_dict, eid)
+            conv.p_rel.uniform_(0.5, 1.5)
+        for i, t in enumerate(META[0]):
+            kqv = [getattr(conv, n)[i] for n in ("k_weight", "q_weight", "v_weight")]
+            theirs.kqv_lin.lins[t].weight.copy_(torch.cat(kqv, 1).t())
+            theirs.kqv_lin.lins[t].bias.zero_()
+            theirs.out_lin.lins[t].weight.copy_(conv.a_weight[i].t())
+            theirs.out_lin.lins[t].bias.zero_()
+            theirs.skip[t].zero_()
+        theirs.k_rel.weight.copy_(conv.k_rel.transpose(0, 1).reshape(h * r, d // h, d // h))
+        theirs.v_rel.weight.copy_(conv.v_rel.transpose(0, 1).reshape(h * r, d // h, d // h))
+        for j, et in enumerate(META[1]):
+            theirs.p_rel["__".join(et)].copy_(conv.p_rel[j][None])
+    train = has_training(conv)
+    xs = {t: x.clone().requires_grad_(train) for t, x in x_dict.items()}
+    xt = {t: x.clone().requires_grad_(train) for t, x in x_dict.items()}
+    with torch.set_grad_enabled(train):
+        out = conv(xs, eid)
+        expected = {t: v * (2 if widths[t] == WIDTH else 1)
+                    for t, v in theirs(xt, eid).items()}
+    assert set(out) == set(expected) == {"paper", "venue"}
+    for t in out:
+        assert rel_err(out[t], expected[t]) < 1e-4, t
+    if not train:
+        pytest.skip("forward checked; the libraries have no training entries (backward)")
+    cots = {t: torch.randn_like(v) for t, v in out.items()}
+    sum((out[t] * cots[t]).sum() for t in out).backward()
+    sum((expected[t] * cots[t]).sum() for t in out).backward()
+    for t in META[0]:
+        assert rel_err(xs[t].grad, xt[t].grad) < 1e-4, t
+
+    def grad(p):
+        return p.grad if p.grad is not None else torch.zeros_like(p)
+
+    for i, t in enumerate(META[0]):
+        kqv = grad(theirs.kqv_lin.lins[t].weight).t()
+        for j, n in enumerate(("k_weight", "q_weight", "v_weight")):
+            p = getattr(conv, n)
+            mine = p.grad[i] if isinstance(p, torch.nn.Parameter) else p[i].grad
+            assert rel_err(mine, kqv[:, j * d:(j + 1) * d]) < 1e-4, (n, t)
+        assert rel_err(conv.a_weight.grad[i], grad(theirs.out_lin.lins[t].weight).t()) \
+            < 1e-4, ("a_weight", t)
+    for n in ("k_rel", "v_rel"):
+        other = grad(getattr(theirs, n).weight).view(h, r, d // h, d // h).transpose(0, 1)
+        assert rel_err(getattr(conv, n).grad, other) < 1e-4, n
+    other = torch.cat([grad(theirs.p_rel["__".join(et)]) for et in META[1]])
+    assert rel_err(conv.p_rel.grad, other) < 1e-4, "p_rel"
 
 
 def _compare(conv, theirs, g, ei, et, same_grads):

@@ -435,6 +435,16 @@ def test_specs_round_trip():
     assert models.spec("rgat", 32, heads=4, negative_slope=0.2) == \
         "rgat:width=32,out_width=32,heads=4"
     assert "alpha 1.000000e-01" in models.from_spec(text)
+    # HGT: the residual h_t only where in == out (PyG's rule), or a separate r.
+    assert models.spec("hgt", 24, 16, heads=2, residual="auto") == \
+        "hgt:width=24,out_width=16,heads=2"
+    assert "%out0, %h" in models.generate("hgt", 16, 16)
+    assert "%out0, %h" not in models.generate("hgt", 24, 16) and \
+        "hgraph.return %out0" in models.generate("hgt", 24, 16)
+    text = models.spec("hgt", 24, 16, heads=2, residual="separate")
+    assert text == "hgt:width=24,out_width=16,heads=2,residual=separate"
+    assert models.parse_spec(text)["residual"] == "separate"
+    assert '%r: !hgraph.node<16xf32> {hgraph.name = "r"}' in models.from_spec(text)
 
 
 @pytest.mark.parametrize("text,message", [
@@ -444,7 +454,7 @@ def test_specs_round_trip():
     ("rgat:width=8,width=8", "width given twice"),
     ("rgat:depth=2", "rgat has no option 'depth'"),
     ("rgcn:heads=2", "RGCN has no heads"),
-    ("hgt:width=8,out_width=16", "needs in == out"),
+    ("hgt:width=8,residual=gated", "residual must be one of 'auto', 'separate'"),
     ("rgat:width=8,heads=3", "heads = 3 must divide the output width 8"),
     ("rgat:width=8.5", "width must be an integer"),
     ("rgat:width=0", "must be positive"),

@@ -10,6 +10,31 @@ from ._base import (CompiledLayer, check_parameter_memory, glorot_, graph_cache,
                     reject_options)
 
 
+def _lazy(p) -> bool:
+    return isinstance(p, torch.nn.parameter.UninitializedParameter)
+
+
+class _TypeWeights(torch.nn.ParameterList):
+    """One weight [in_τ, d] per node type, in metadata order. A type whose
+    in_channels is -1 holds an UninitializedParameter until the first
+    forward with features of that type (as PyG's lazy Linear), or until a
+    state dict holding its weight is loaded; a state dict taken before that
+    holds the uninitialized parameter as is."""
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        for name, p in self._parameters.items():
+            if p is not None:
+                destination[prefix + name] = p if keep_vars or _lazy(p) else p.detach()
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
+        for name, p in self._parameters.items():
+            given = state_dict.get(prefix + name)
+            if _lazy(p) and isinstance(given, torch.Tensor) and not _lazy(given):
+                with torch.no_grad():
+                    p.materialize(given.shape)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+
+
 class HGTConv(CompiledLayer):
     r"""The HGT layer of BRIEF.md §4, with PyG 2.8's HGTConv constructor
     (in_channels, out_channels, metadata, heads) and forward
@@ -21,23 +46,37 @@ class HGTConv(CompiledLayer):
         α_e = softmax of score_e over all incoming edges of t
         out_t = (Σ_e α_e · v_s · v_rel_φ(e)) · A_τ(t) + x_t
 
+    in_channels is one width for every node type, a dict {node type: width}
+    (every type of the metadata), or -1 (in the dict too) to take a type's
+    width from its features in the first forward that has them; its K/Q/V
+    weights materialize then, as PyG's lazy linears do. As in PyG, the
+    residual + x_t is added only for the node types whose input width equals
+    out_channels; the others get out_t = (Σ_e ...) · A_τ(t).
+
     How it differs from PyG's HGTConv: PyG's K/Q/V and output linears have
     biases (here none); PyG applies GELU before the output linear (here
     none); PyG's residual is gated, σ(skip_τ)·out + (1 - σ(skip_τ))·x_t (here
-    a plain + x_t, so there is no `skip` parameter); PyG allows per-type
-    input widths different from out_channels (here every node type's
-    in_channels must equal out_channels). The attention, its per-relation
-    prior p_rel and the per-(relation, head) k_rel / v_rel are PyG's.
-    As in PyG, the result holds the node types of x_dict that are the
-    destination of some edge type of the metadata. A node with no incoming
-    edges gets x_t (PyG: a function of its biases and x_t).
+    a plain + x_t, so there is no `skip` parameter). The attention, its
+    per-relation prior p_rel and the per-(relation, head) k_rel / v_rel are
+    PyG's. As in PyG, the result holds the node types of x_dict that are the
+    destination of some edge type of the metadata, and edge types of the
+    metadata missing from edge_index_dict contribute nothing. A node with no
+    incoming edges gets x_t, or zeros where its width is not out_channels
+    (PyG: a function of its biases, and of x_t where the widths match).
 
-    Parameters, stacked by type in metadata order: k_weight, q_weight,
-    v_weight, a_weight [T, d, d]; k_rel, v_rel [R, H, D, D]; p_rel [R, H]
-    (a PyG state_dict does not load). Not supported (NotImplementedError):
-    in_channels = -1 (lazy), other MessagePassing options.
-    An edge_index_dict value may be a sparse adj_t [destinations, sources]
-    (torch.sparse COO/CSR/CSC or torch_sparse.SparseTensor; values unread).
+    Parameters (a PyG state_dict does not load): k_rel, v_rel [R, H, D, D];
+    p_rel [R, H]; a_weight [T, d, d], stacked by node type in metadata
+    order; k_weight, q_weight, v_weight [T, in, d] stacked likewise when
+    in_channels is one int, else one [in_τ, d] per node type in metadata
+    order (k_weight.0, k_weight.1, ...); docs/python.md maps them to PyG's
+    names. All of the math goes through the compiled function: where the
+    node types' widths differ, their features and K/Q/V weights are
+    zero-padded to the widest in torch (layout only: the padding adds zeros
+    to the typed GEMMs) and the residual is the function's argument r, x_t
+    or zeros by type. An edge_index_dict value may be a sparse adj_t
+    [destinations, sources] (torch.sparse COO/CSR/CSC or
+    torch_sparse.SparseTensor; values unread). Not supported
+    (NotImplementedError): other MessagePassing options.
     """
 
     model = "hgt"
@@ -59,42 +98,110 @@ class HGTConv(CompiledLayer):
             if len(et) != 3 or et[0] not in node_types or et[2] not in node_types:
                 raise ValueError(f"edge type {et!r} must be (source type, relation, "
                                  "destination type) over the metadata's node types")
-        widths = in_channels if isinstance(in_channels, dict) else \
-            {t: in_channels for t in node_types}
+        per_type = isinstance(in_channels, dict) or in_channels == -1
+        if isinstance(in_channels, dict):
+            if set(in_channels) != set(node_types):
+                odd = [t for t in in_channels if t not in node_types]
+                raise ValueError(
+                    f"in_channels has node type {odd[0]!r}, which the metadata lacks" if odd
+                    else f"in_channels lacks node type "
+                    f"{[t for t in node_types if t not in in_channels][0]!r} of the metadata")
+            widths = {t: in_channels[t] for t in node_types}
+        else:
+            widths = {t: in_channels for t in node_types}
         for t, width in widths.items():
-            if width == -1:
-                raise NotImplementedError("hector.nn.HGTConv does not infer in_channels "
-                                          "(-1): give the widths")
-            if width != out_channels:
-                raise NotImplementedError(
-                    f"hector.nn.HGTConv needs in_channels == out_channels for every node "
-                    f"type (its residual adds x_t), got {width} for {t!r} and "
-                    f"out_channels = {out_channels}")
-        self.in_channels = dict(widths)
+            if isinstance(width, bool) or not isinstance(width, int) or \
+                    (width < 1 and width != -1):
+                raise ValueError(f"in_channels must be a positive int or -1 (lazy), per node "
+                                 f"type or for all, got {width!r} for {t!r}")
+        self.in_channels = dict(widths)  # as given (-1: lazy), like PyG's
         self.out_channels, self.heads = out_channels, heads
         self.node_types, self.edge_types = node_types, edge_types
         self.dst_node_types = {et[2] for et in edge_types}
         t, r, d, dh = len(node_types), len(edge_types), out_channels, out_channels // heads
+        kqv = [(w, d) for w in widths.values() if w != -1] if per_type else \
+            [(t, in_channels, d)]
         check_parameter_memory(
-            "HGTConv", f"out_channels={out_channels}, heads={heads}, {t} node types, "
-            f"{r} edge types", *[(t, d, d)] * 4, (r, heads, dh, dh), (r, heads, dh, dh),
-            (r, heads))
-        for name in ("k_weight", "q_weight", "v_weight", "a_weight"):
-            self.register_parameter(name, torch.nn.Parameter(torch.empty(t, d, d)))
+            "HGTConv", f"in_channels={in_channels}, out_channels={out_channels}, "
+            f"heads={heads}, {t} node types, {r} edge types", *kqv * 3, (t, d, d),
+            (r, heads, dh, dh), (r, heads, dh, dh), (r, heads))
+        for name in ("k_weight", "q_weight", "v_weight"):
+            if per_type:
+                self.add_module(name, _TypeWeights([
+                    torch.nn.parameter.UninitializedParameter() if w == -1
+                    else torch.nn.Parameter(torch.empty(w, d)) for w in widths.values()]))
+            else:
+                self.register_parameter(name, torch.nn.Parameter(
+                    torch.empty(t, in_channels, d)))
+        self.a_weight = torch.nn.Parameter(torch.empty(t, d, d))
         self.k_rel = torch.nn.Parameter(torch.empty(r, heads, dh, dh))
         self.v_rel = torch.nn.Parameter(torch.empty(r, heads, dh, dh))
         self.p_rel = torch.nn.Parameter(torch.empty(r, heads))
         self.reset_parameters()
 
     def reset_parameters(self):
-        for p in (self.k_weight, self.q_weight, self.v_weight, self.a_weight, self.k_rel,
-                  self.v_rel):
-            glorot_(p)
+        for name, p in self.named_parameters():
+            if name != "p_rel" and not _lazy(p):  # lazy: at materialization
+                glorot_(p)
         torch.nn.init.ones_(self.p_rel)
 
+    def _widths(self) -> dict:
+        """{node type: input width} now: -1 for a lazy type not materialized yet."""
+        if isinstance(self.k_weight, torch.nn.Parameter):
+            return {t: self.k_weight.size(1) for t in self.node_types}
+        return {t: -1 if _lazy(p) else p.size(0)
+                for t, p in zip(self.node_types, self.k_weight)}
+
+    def _materialize(self, x_dict) -> None:
+        """PyG's lazy initialization: the K/Q/V weights of a lazy node type
+        take the width of its features, Glorot-initialised."""
+        for i, t in enumerate(self.node_types):
+            if t in x_dict and _lazy(self.k_weight[i]):
+                for name in ("k_weight", "q_weight", "v_weight"):
+                    p = getattr(self, name)[i]
+                    with torch.no_grad():
+                        p.materialize((x_dict[t].size(1), self.out_channels),
+                                      device=x_dict[t].device)
+                    glorot_(p)
+
     def _spec_args(self) -> dict:
-        return {"width": self.out_channels, "out_width": self.out_channels,
-                "heads": self.heads}
+        """The widest input (the width the compiled function reads), and
+        residual='separate' where the widths differ but some type keeps its
+        residual (its width is out_channels): the function then takes the
+        residual as its argument r (models.hgt)."""
+        widths = {w for w in self._widths().values() if w != -1}
+        if not widths:
+            raise ValueError("HGTConv(-1, ...) knows its input widths only after its first "
+                             "forward (lazy in_channels)")
+        args = {"width": max(widths), "out_width": self.out_channels, "heads": self.heads}
+        if len(widths) > 1 and self.out_channels in widths:
+            args["residual"] = "separate"
+        return args
+
+    def _node_inputs(self, x_dict, device) -> dict:
+        """The compiled function's h, K, Q, V (and r): node types' features
+        and weights in metadata order, zero-padded to the widest input where
+        the widths differ; r holds x_t for the node types whose width is
+        out_channels and zeros for the others."""
+        if isinstance(self.k_weight, torch.nn.Parameter):
+            x = torch.cat([x_dict[nt] for nt in self.node_types if nt in x_dict])
+            return {"h": x, "K": self.k_weight, "Q": self.q_weight, "V": self.v_weight}
+        spec, d = self._spec_args(), self.out_channels
+        width = spec["width"]
+
+        pad = torch.nn.functional.pad
+        present = [nt for nt in self.node_types if nt in x_dict]
+        inputs = {"h": torch.cat([pad(x_dict[nt], (0, width - x_dict[nt].size(1)))
+                                  for nt in present])}
+        for arg, name in (("K", "k_weight"), ("Q", "q_weight"), ("V", "v_weight")):
+            inputs[arg] = torch.stack([  # a lazy type not seen yet has no nodes here
+                torch.zeros(width, d, device=device, dtype=torch.float32) if _lazy(p) else
+                pad(p, (0, 0, 0, width - p.size(0))) for p in getattr(self, name)])
+        if spec.get("residual") == "separate":
+            inputs["r"] = torch.cat([
+                x_dict[nt] if x_dict[nt].size(1) == d else
+                x_dict[nt].new_zeros(x_dict[nt].size(0), d) for nt in present])
+        return inputs
 
     def _graph(self, sizes: dict, edge_index_dict: dict, device):
         """(preprocessed graph, offsets): node ids are the node types'
@@ -144,11 +251,14 @@ class HGTConv(CompiledLayer):
             raise ValueError(f"x_dict has node type {unknown[0]!r}, which the metadata lacks")
         if not x_dict:
             raise ValueError("x_dict is empty")
-        d = self.out_channels
+        widths = self._widths()
         device = next(iter(x_dict.values())).device
         for nt, x in x_dict.items():
-            if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.size(1) != d:
-                raise ValueError(f"x_dict[{nt!r}] must be a tensor [N, {d}], got "
+            d = widths[nt]  # -1: lazy, any width
+            if not isinstance(x, torch.Tensor) or x.dim() != 2 or \
+                    (x.size(1) != d if d != -1 else x.size(1) < 1):
+                raise ValueError(f"x_dict[{nt!r}] must be a tensor [N, "
+                                 f"{d if d != -1 else 'in_channels > 0'}], got "
                                  f"{tuple(x.shape) if isinstance(x, torch.Tensor) else x!r}")
             if x.dtype != torch.float32:
                 raise TypeError(f"x_dict[{nt!r}] must be float32 (hector computes in "
@@ -172,14 +282,13 @@ class HGTConv(CompiledLayer):
             for et, ei in edge_index_dict.items()}
         sizes = {nt: x.size(0) for nt, x in x_dict.items()}
         pre, offsets = self._graph(sizes, edge_index_dict, device)
-        x = torch.cat([x_dict[nt] for nt in self.node_types if nt in x_dict])
+        self._materialize(x_dict)
         lib = self.library(device, self.needs_grad(*x_dict.values()))
         out, = autograd.run(lib, "hgt", pre, synchronize=self.synchronize,
-                            check_indices=False, h=x,
-                            K=self.k_weight, Q=self.q_weight, V=self.v_weight,
+                            check_indices=False, **self._node_inputs(x_dict, device),
                             A=self.a_weight, Watt=self.k_rel, Wmsg=self.v_rel, mu=self.p_rel)
         return {nt: out[offsets[nt]:offsets[nt] + sizes[nt]]
                 for nt in x_dict if nt in self.dst_node_types}
 
-    def extra_repr(self) -> str:
-        return f"-1, {self.out_channels}, heads={self.heads}"
+    def __repr__(self) -> str:  # PyG's, whatever in_channels is
+        return f"{type(self).__name__}(-1, {self.out_channels}, heads={self.heads})"
