@@ -490,8 +490,10 @@ def _rgcn_state(conv, theirs):
 @pytest.mark.parametrize("name", ["rgcn", "rgcn_add", "rgcn_fast"])
 def test_rgcn_sparse_equals_pyg(name, layout):
     """A torch.sparse adj_t with the edge types as values, against PyG's
-    FastRGCNConv on the same tensor (PyG's RGCNConv does not take
-    torch.sparse tensors; it reads a SparseTensor, below)."""
+    FastRGCNConv on the same graph as edge_index and edge_type: PyG 2.8's
+    layers do not take an uncoalesced COO or a CSC tensor (they fail inside
+    PyG, measured on the GPU machine), and its RGCNConv takes no torch.sparse
+    tensor at all (it reads a SparseTensor, below)."""
     pyg = _pyg()
     ei, et = distinct_graph(300, 300, 3000, 5, seed=len(layout))
     conv = make(name, 5)
@@ -499,7 +501,7 @@ def test_rgcn_sparse_equals_pyg(name, layout):
     same = _rgcn_state(conv, theirs)
     adj = adjacency(layout, ei, et, 300, 300)
     _compare_calls(conv, theirs, [torch.randn(300, WIDTH, device=DEVICE)],
-                   lambda x: conv(x, adj), lambda x: theirs(x, adj), same)
+                   lambda x: conv(x, adj), lambda x: theirs(x, ei, et), same)
 
 
 @pytest.mark.parametrize("layout", ["coo", "csr"])
@@ -507,8 +509,10 @@ def test_rgat_sparse_equals_pyg(layout):
     ei, et = distinct_graph(200, 200, 2000, 4, seed=7)
     conv, theirs = _rgat_pair(4, 4)
     adj = adjacency(layout, ei, et, 200, 200)
+    # PyG's RGATConv reads no edge types from a torch.sparse tensor (it
+    # fails without edge_type), so it gets the same graph as edge_index.
     _compare_calls(conv, theirs, [torch.randn(200, WIDTH, device=DEVICE)],
-                   lambda x: conv(x, adj), lambda x: theirs(x, adj),
+                   lambda x: conv(x, adj), lambda x: theirs(x, ei, et),
                    {"weight": "weight", "bias": "bias"})
 
 
