@@ -311,7 +311,8 @@ def test_bad_calls():
     with pytest.raises(TypeError, match=r"calls\[1\] must be a LayerCall"):
         plan_step([hand_step()[0], "b"], 100)
     c = hand_step()[0]
-    with pytest.raises(ValueError, match=r"layer a: argument 'saved0' has dimension 'E', which the graph sizes \['N'\]"):
+    with pytest.raises(ValueError, match=r"layer a: argument 'saved0' has dimension 'E', "
+                                         r"which the graph sizes \['N'\]"):
         plan_step([LayerCall("a", c.entries, {"N": 1})], 100)
 
 
