@@ -250,7 +250,8 @@ class PlannedOffload:
         """Counts since this planner was made: steps, plans made, values and
         bytes evicted per tier, values kept in place (host tier full),
         prefetches (and those made only when the backward needed them),
-        values and calls recomputed."""
+        values and calls recomputed, and the bytes dropped for
+        recomputation."""
         with self._lock:
             return dict(self._stats)
 

@@ -209,17 +209,25 @@ def test_hgt_stack(cache):
     check_events(planner)
 
 
-def test_a_backward_run_twice_reads_the_values_again(cache):
+@pytest.mark.parametrize("tiers", [("host",), ("recompute",)])
+def test_a_backward_run_twice_reads_the_values_again(cache, tiers):
     ei, et, x = graph(60, 300, 4)
     model = Stack()
     want = step(model, x, ei, et, retain=True)
-    planner = hector.offload.plan(model, 1, tiers=("host", "recompute"), cache=cache)
+    planner = hector.offload.plan(model, 1, tiers=tiers, cache=cache)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         for _ in range(2):
             with planner:
                 assert_same(step(model, x, ei, et, retain=True), want)
-    assert planner.stats()["late_prefetches"] == 0
+    stats = planner.stats()
+    assert stats["late_prefetches"] == 0
+    # One planned step (the first records), whose two backwards each read
+    # the values again, or recompute both RGAT layers again.
+    if tiers == ("host",):
+        assert stats["prefetched_bytes"] == 2 * stats["evicted_host_bytes"] > 0
+    else:
+        assert stats["recomputed_calls"] == 2 * 2
     gc.collect()
     assert cache.stats()["values"] == 0
 

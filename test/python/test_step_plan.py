@@ -59,7 +59,7 @@ def test_rates_are_the_passes_defaults():
 # Three calls (points 0..2 forward, 3..5 backward: call 2, 1, 0), one second
 # each; saved values of 4000 (call 0), 8000 (call 1) and 2000 bytes (call 2).
 # Each input, output and weight is 4 bytes; a backward's d_result0, d_h, d_W 12.
-# Kept: p0 = 4000+4+4+4 = 4012 (W is a weight: not counted) -> 4008;
+# Kept (weights are not counted): p0 = 4000 + in0 + out0 = 4008;
 #   p1 = 12000 + in0 + in1 + out1 = 12012; p2 = 14000 + 12 + 4 = 14016;
 #   p3 = 14000 + 12 + 12 = 14024; p4 = 12000 + 8 + 12 = 12020; p5 = 4000 + 4 + 12 = 4016.
 
@@ -100,7 +100,7 @@ def test_hand_computed_two_moves_and_latest_safe_prefetch():
     assert decisions(plan) == {(0, "saved0"): ("host", 4), (1, "saved0"): ("host", 3),
                                (2, "saved0"): ("keep", None)}
     assert plan.reachable  # by the greedy's own measure, as in the pass
-    assert plan.memory == [4008, 8012, 2016 + 0, 10024, 12020, 4016]
+    assert plan.memory == [4008, 8012, 2016, 10024, 12020, 4016]
 
 
 def test_hand_computed_host_capacity_sends_the_rest_to_disk():
