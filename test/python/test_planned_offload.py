@@ -288,3 +288,23 @@ def test_bad_settings(cache):
     with planner:
         with pytest.raises(RuntimeError, match="already active"):
             planner.__enter__()
+
+
+def test_steps_found_inside_one_block(cache):
+    """A block around the whole loop: a step ends when its last layer
+    backward has run; a forward whose graph is dropped without a backward
+    is not planned from."""
+    ei, et, x = graph(60, 300, 9)
+    model = Stack()
+    want = step(model, x, ei, et)
+    planner = hector.offload.plan(model, 1, tiers=("disk",), cache=cache)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        with planner:
+            (model(x, ei, et) ** 2).sum()  # dropped: never backpropagated
+            gc.collect()
+            for _ in range(3):
+                assert_same(step(model, x, ei, et), want)
+    stats = planner.stats()
+    assert stats["steps"] == 4 and stats["plans"] == 1
+    assert stats["evicted_disk_bytes"] == 2 * planner.plan.moved_bytes("disk") > 0
