@@ -71,6 +71,8 @@ class _Call:
         self.symbols = _symbols(graph)
         self.synchronize = synchronize
         self.check_indices = check_indices
+        # (planner, layer name) when hector.offload.plan plans this call
+        self.planner = None
         self.results = [a.name for a in self.primal.arguments if a.role == "output"]
 
     def call(self, entry, values: dict, device, offload=None) -> dict:
@@ -133,6 +135,11 @@ class _EntryFunction(torch.autograd.Function):
         outputs = call.call(call.forward, values, device, offload=ctx.keys and
                             (ctx.keys.cache, ctx.keys.base))
         saved = [a.name for a in call.forward.arguments if a.role == "saved"]
+        ctx.planned = None
+        if call.planner is not None:  # hector.offload.plan: it keeps the names it returns
+            planner, layer = call.planner
+            ctx.planned, saved = planner.after_forward(
+                call, layer, {name: outputs[name] for name in saved})
         ctx.call, ctx.saved_names = call, saved
         ctx.save_for_backward(*tensors, *(outputs[name] for name in saved))
         return tuple(outputs[name] for name in call.results)
@@ -147,8 +154,12 @@ class _EntryFunction(torch.autograd.Function):
         for name, grad in zip(call.results, grads):
             values["d_" + name] = grad.to(torch.float32).contiguous()
         device = stored[0].device if stored else None
+        if ctx.planned is not None:
+            values.update(ctx.planned.before_backward(values, device))
         outputs = call.call(call.backward, values, device, offload=ctx.keys and
                             (ctx.keys.cache, ctx.keys.base))
+        if ctx.planned is not None:
+            ctx.planned.after_backward()
         found = {name[2:]: value for name, value in outputs.items()
                  if name.startswith("d_")}
         unknown = sorted(set(found) - set(call.names))
@@ -216,4 +227,8 @@ def run(library: CompiledLibrary, name: str, graph, synchronize: bool = True,
                 "training=True (hectorc --training), or run under torch.no_grad()")
     call = _Call(library, name, graph, names, training, synchronize, check_indices,
                  offload_cache)
+    if training is not None:
+        from . import planned_offload
+
+        call.planner = planned_offload.claim(call)
     return _EntryFunction.apply(call, device, *(tensors[n].contiguous() for n in names))

@@ -27,6 +27,7 @@ import os
 import tempfile
 import threading
 import weakref
+from typing import Optional
 
 import torch
 
@@ -136,3 +137,21 @@ class offload:
 
     def __exit__(self, *exc) -> None:
         self._hooks.__exit__(*exc)
+
+
+def plan(model: torch.nn.Module, capacity_bytes: Optional[int] = None, *,
+         tiers=("host", "disk", "recompute"), host_capacity_bytes: Optional[int] = None,
+         cache: Optional[TensorCache] = None, rates=None):
+    """The offload planner for `model`'s hector.nn layers, stacked in PyTorch
+    (hector.planned_offload, docs/offload.md): use `with` around training
+    steps; the first records them, the next ones follow the plan, made as
+    the compiler's offload-scheduling pass makes it, from the layers'
+    manifests and graph sizes. `capacity_bytes`: device memory for the
+    layers' own values (None: only moves hidden in idle time); `tiers`: the
+    moves allowed (host, disk, recompute); `host_capacity_bytes`: host memory
+    for moved values (None: no limit); `cache`: default default_cache();
+    `rates`: a hector.step_plan.Rates."""
+    from .planned_offload import PlannedOffload
+
+    return PlannedOffload(model, capacity_bytes, tiers=tiers,
+                          host_capacity_bytes=host_capacity_bytes, cache=cache, rates=rates)

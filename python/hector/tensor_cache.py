@@ -112,6 +112,7 @@ class TensorCache:
                  checksum: bool = False, direct_io: bool = True, pinned: bool = False,
                  fail_write: int = 0):
         self._handle = None
+        self.directory = directory  # the disk tier's, or None: no disk tier
         self._lib = _lib()
         config = _Config(directory.encode() if directory else None, host_capacity, disk_capacity,
                          chunk_bytes, io_threads,
