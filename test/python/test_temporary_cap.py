@@ -35,7 +35,7 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-from hector import autograd, compiled, graph as hgraph  # noqa: E402
+from hector import _memory, autograd, compiled, graph as hgraph  # noqa: E402
 from hector.models import generate  # noqa: E402
 from hectorc_support import build  # noqa: E402
 from model_cases import random_graph, relative_error  # noqa: E402
@@ -294,7 +294,7 @@ def fresh_copy(library, directory):
 
 
 def test_environment_variable(libraries, pre, tmp_path, monkeypatch):
-    monkeypatch.setenv("HECTOR_TEMPORARY_CAP", "1K")
+    monkeypatch.setenv(_memory.TEMPORARY_CAP_ENV, "1K")
     library = fresh_copy(libraries["rgat"], tmp_path)
     assert library.temporary_cap() == 1024
     refused = r"rgat_(fwd|bwd)\(\): .* the cap on this library's temporaries: 1024 bytes"
@@ -306,7 +306,7 @@ def test_environment_variable(libraries, pre, tmp_path, monkeypatch):
 
 
 def test_malformed_environment_variable(libraries, pre, tmp_path, monkeypatch):
-    monkeypatch.setenv("HECTOR_TEMPORARY_CAP", "lots")
+    monkeypatch.setenv(_memory.TEMPORARY_CAP_ENV, "lots")
     library = fresh_copy(libraries["rgat"], tmp_path)
     assert library.temporary_cap() == 0
     with pytest.raises(compiled.LaunchError) as failure:
@@ -365,9 +365,22 @@ def test_cuda_runtime_reads_the_environment_variable(text, cap):
     from hectorc_support import REPO
 
     code = "from hector import _runtime; print(_runtime.temporary_cap())"
-    env = dict(os.environ, HECTOR_TEMPORARY_CAP=text,
-               PYTHONPATH=os.path.join(REPO, "python"))
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "python"))
+    env[_memory.TEMPORARY_CAP_ENV] = text
     result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                             text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == str(cap)
+
+
+def test_python_names_the_variable_of_the_header():
+    """_memory.TEMPORARY_CAP_ENV and NO_TEMPORARY_CAP are temporaries.h's."""
+    import os
+
+    from hectorc_support import REPO
+
+    with open(os.path.join(REPO, "runtime", "include", "hector", "temporaries.h")) as f:
+        header = f.read()
+    assert f'#define HECTOR_TEMPORARY_CAP_ENV "{_memory.TEMPORARY_CAP_ENV}"' in header
+    assert "#define HECTOR_NO_TEMPORARY_CAP UINT64_MAX" in header
+    assert compiled.NO_TEMPORARY_CAP == 2**64 - 1
