@@ -370,7 +370,27 @@ void Runner::call(const EntrySpec &entry, const std::vector<Tensor *> &args) {
     std::vector<void *> data;
     for (Tensor *tensor : args)
       data.push_back(tensor->host);
+    // A CPU library reports a temporary it could not allocate (past its cap,
+    // $HECTOR_TEMPORARY_CAP, or out of memory) in its own status for this
+    // thread (hector/temporaries.h); one built before that has none.
+    using Status = int (*)();
+    using Message = const char *(*)();
+    using Clear = void (*)();
+    void *handle = library_.handle();
+    auto status = reinterpret_cast<Status>(dlsym(handle, "hector_cpu_status"));
+    auto message = reinterpret_cast<Message>(dlsym(handle, "hector_cpu_error"));
+    auto clear = reinterpret_cast<Clear>(dlsym(handle, "hector_cpu_clear"));
+    bool checked = status && message && clear;
+    if (checked)
+      clear();
     callWithData(fn, entry, args, data);
+    if (checked && status() != HECTOR_OK) {
+      std::string text = std::string("running entry '") + entry.name +
+                         "': " + message() + " [" +
+                         hector_status_name(status()) + "]";
+      clear();
+      throw Error(text);
+    }
     return;
   }
 

@@ -208,26 +208,37 @@ LogicalResult multiversion(llvm::Module &module,
   return success();
 }
 
-/// Links the CPU runtime's functions that `module` calls into it.
+/// Links the CPU runtime's functions that `module` calls into it, and the
+/// ones every CPU library exports (runtime/include/hector/temporaries.h: the
+/// temporaries' counters and cap, and the calling thread's status), which
+/// callers look up in every CPU library whether its code allocates or not.
 LogicalResult linkCPURuntime(llvm::Module &module, std::string &error) {
-  bool used = llvm::any_of(module, [](llvm::Function &function) {
-    return function.isDeclaration() &&
-           (function.getName().starts_with("hector_cpu_") ||
-            function.getName().starts_with("_mlir_memref_to_llvm_"));
-  });
-  if (!used)
-    return success();
-  // The peak of the temporaries is exported for callers that measure memory
-  // (hector.compiled's peak_temporary_bytes): declared here, so that
-  // LinkOnlyNeeded brings it in.
-  for (StringRef name : {"hector_cpu_peak_temporary_bytes",
-                         "hector_cpu_reset_peak_temporary_bytes"})
-    module.getOrInsertFunction(
-        name, llvm::FunctionType::get(
-                  name.contains("reset")
-                      ? llvm::Type::getVoidTy(module.getContext())
-                      : llvm::Type::getInt64Ty(module.getContext()),
-                  /*isVarArg=*/false));
+  llvm::LLVMContext &context = module.getContext();
+  llvm::Type *i32 = llvm::Type::getInt32Ty(context);
+  llvm::Type *i64 = llvm::Type::getInt64Ty(context);
+  llvm::Type *none = llvm::Type::getVoidTy(context);
+  llvm::Type *ptr = llvm::PointerType::getUnqual(context);
+  // Declared here, so that LinkOnlyNeeded brings them in.
+  const std::pair<StringRef, llvm::FunctionType *> exported[] = {
+      {"hector_cpu_status", llvm::FunctionType::get(i32, false)},
+      {"hector_cpu_error", llvm::FunctionType::get(ptr, false)},
+      {"hector_cpu_clear", llvm::FunctionType::get(none, false)},
+      {"hector_cpu_set_temporary_cap", llvm::FunctionType::get(i32, {i64}, false)},
+      {"hector_cpu_temporary_cap", llvm::FunctionType::get(i64, false)},
+      {"hector_cpu_temporary_bytes", llvm::FunctionType::get(i64, false)},
+      {"hector_cpu_peak_temporary_bytes", llvm::FunctionType::get(i64, false)},
+      {"hector_cpu_reset_peak_temporary_bytes",
+       llvm::FunctionType::get(none, false)},
+  };
+  for (const auto &[name, type] : exported) {
+    llvm::Function *existing = module.getFunction(name);
+    if (existing && existing->getFunctionType() != type) {
+      error = "the CPU runtime's '" + name.str() +
+              "' is already declared with another type";
+      return failure();
+    }
+    module.getOrInsertFunction(name, type);
+  }
   llvm::MemoryBufferRef buffer(
       StringRef(reinterpret_cast<const char *>(kCPURuntimeBitcode),
                 sizeof(kCPURuntimeBitcode)),

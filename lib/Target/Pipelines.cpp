@@ -111,11 +111,13 @@ std::string hector::stagePipeline(Stage stage, const PipelineOptions &options) {
              options.gpuArch + " cubin-features=" + options.gpuFeatures +
              " cubin-format=" + options.gpuBinaryFormat +
              " opt-level=" + std::to_string(options.optLevel) + "}";
-    // Outermost parallel loops run on the library's thread pool, nested ones
+    // Every heap allocation is checked (the runtime refuses one past the cap
+    // on temporaries: the function frees what it holds and returns);
+    // outermost parallel loops run on the library's thread pool, nested ones
     // sequentially (convert-scf-to-cf lowers them); heap memory comes from
     // the CPU runtime (which keeps large blocks for the next call); math
     // functions without an LLVM intrinsic call libm.
-    return "hector-cpu-parallel,lower-affine,convert-scf-to-cf,"
+    return "hector-cpu-check-allocations,hector-cpu-parallel,lower-affine,convert-scf-to-cf,"
            "expand-strided-metadata,lower-affine,arith-expand,"
            "convert-vector-to-llvm,"
            "finalize-memref-to-llvm{use-generic-functions=true},convert-math-to-llvm,convert-math-to-libm,"

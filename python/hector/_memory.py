@@ -20,6 +20,10 @@ import os
 import re
 
 ENV_VAR = "HECTOR_MEMORY_LIMIT"
+# The initial cap on compiled entry points' temporaries, read by the
+# libraries themselves (runtime/include/hector/temporaries.h; the same
+# format); CompiledLibrary.set_temporary_cap sets it at run time.
+TEMPORARY_CAP_ENV = "HECTOR_TEMPORARY_CAP"
 # Below this, nothing is looked up (small requests cost no system calls),
 # unless $HECTOR_MEMORY_LIMIT is set.
 _SMALL = 64 << 20

@@ -268,3 +268,48 @@ def row_plan(addr: int, row_bytes: int) -> tuple[int, int, int]:
         lib.hector_row_plan(addr, row_bytes, ctypes.byref(hull), ctypes.byref(n), ctypes.byref(shift)),
     )
     return hull.value, n.value, shift.value
+
+
+# ---- the cap on CUDA libraries' temporaries (launch.h, temporaries.h) --------
+
+NO_TEMPORARY_CAP = (1 << 64) - 1  # HECTOR_NO_TEMPORARY_CAP
+
+
+def _launch_function(name: str):
+    lib = load()
+    fn = getattr(lib, name, None)
+    if fn is None:
+        raise HectorRuntimeError(INVALID_ARGUMENT, f"{LIB_NAME} has no {name} (an older "
+                                 "runtime?): rebuild it")
+    if name == "hector_launch_set_temporary_cap":
+        fn.restype, fn.argtypes = ctypes.c_int, [ctypes.c_uint64]
+    else:
+        fn.restype, fn.argtypes = ctypes.c_uint64, []
+    return fn
+
+
+def set_temporary_cap(nbytes) -> None:
+    """Caps the bytes of temporary device buffers that CUDA libraries' entry
+    points hold at once in this process (None: no cap); a call past it fails
+    with a LaunchError of status OUT_OF_MEMORY. CompiledLibrary.set_temporary_cap
+    does the same through a library's own runtime."""
+    if nbytes is None:
+        nbytes = NO_TEMPORARY_CAP
+    elif isinstance(nbytes, bool) or not isinstance(nbytes, int):
+        raise TypeError(f"set_temporary_cap: expected a number of bytes or None, got "
+                        f"{type(nbytes).__name__}")
+    elif not 0 <= nbytes < NO_TEMPORARY_CAP:
+        raise ValueError(f"set_temporary_cap: {nbytes} bytes is out of range [0, 2**64 - 1)")
+    _launch_function("hector_launch_set_temporary_cap")(nbytes)
+
+
+def temporary_cap():
+    """The cap (None: none; 0 while a malformed $HECTOR_TEMPORARY_CAP refuses
+    every allocation)."""
+    cap = int(_launch_function("hector_launch_temporary_cap")())
+    return None if cap == NO_TEMPORARY_CAP else cap
+
+
+def temporary_bytes() -> int:
+    """Bytes of temporary device buffers held now."""
+    return int(_launch_function("hector_launch_temporary_bytes")())

@@ -41,10 +41,22 @@ in the manifest) always checks that every edge type of the graph joins one
 source node type to one destination node type, which its code assumes
 (ValueError otherwise; torch arrays are checked once per content, by
 fingerprint).
+
+Temporaries. Entry points allocate their temporary buffers themselves (host
+memory in a CPU library, device memory in a CUDA one) and count them:
+``lib.temporary_bytes()`` in use, ``lib.peak_temporary_bytes()`` at most.
+``lib.set_temporary_cap(nbytes)`` (or ``with lib.capped(nbytes):``, or
+``$HECTOR_TEMPORARY_CAP`` before the first call) caps them: a call that
+would need more stops, frees what it allocated and raises
+TemporaryMemoryError (a MemoryError) naming the entry point, the bytes asked
+for, the cap and the bytes in use; its outputs are not valid. A CPU
+library's cap is its own; a CUDA library's is the runtime's, for the whole
+process (runtime/include/hector/temporaries.h).
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -54,7 +66,8 @@ from dataclasses import dataclass
 from . import _entry_abi, _runtime, _torch_allocator
 from ._graph_checks import check_graph_indices, check_typed_endpoints
 
-__all__ = ["load", "CompiledLibrary", "EntryPoint", "Argument", "LaunchError"]
+__all__ = ["load", "CompiledLibrary", "EntryPoint", "Argument", "LaunchError",
+           "TemporaryMemoryError"]
 
 MANIFEST_FORMAT = "hector-library-manifest"
 MANIFEST_VERSION = 1
@@ -118,6 +131,23 @@ class LaunchError(RuntimeError):
     def __init__(self, status: int, message: str):
         super().__init__(message)
         self.status = status
+
+
+class TemporaryMemoryError(LaunchError, MemoryError):
+    """An entry point could not allocate a temporary buffer: past the cap on
+    temporaries (CompiledLibrary.set_temporary_cap), or the allocator had no
+    memory. The call freed what it had allocated; its outputs are not
+    valid."""
+
+
+def _entry_error(entry: str, status: int, message: str) -> LaunchError:
+    """The exception for an entry point's failure status and message."""
+    cls = TemporaryMemoryError if status == _runtime.OUT_OF_MEMORY else LaunchError
+    return cls(status, f"{entry}(): {message}")
+
+
+# A cap of this many bytes is no cap (HECTOR_NO_TEMPORARY_CAP, temporaries.h).
+NO_TEMPORARY_CAP = (1 << 64) - 1
 
 
 @dataclass(frozen=True)
@@ -506,11 +536,9 @@ class EntryPoint:
             library._offload_bind(*offload)
         try:
             if library.target == "cuda":
-                library._call_cuda(self._fn, pointers, device, synchronize)
-            elif self.offloaded:
-                library._call_cpu_checked(self._fn, pointers)
+                library._call_cuda(self.name, self._fn, pointers, device, synchronize)
             else:
-                self._fn(*pointers)
+                library._call_cpu(self.name, self._fn, pointers, self.offloaded)
         finally:
             if self.offloaded:
                 library._lib.hector_offload_unbind()
@@ -607,7 +635,7 @@ class CompiledLibrary:
             self.temporaries_in_torch = _torch_allocator.install(lib)
         return lib
 
-    def _call_cuda(self, fn, pointers: list, device, synchronize: bool) -> None:
+    def _call_cuda(self, name: str, fn, pointers: list, device, synchronize: bool) -> None:
         torch = _torch()
         lib = self._lib
         dev = device[0] if device else torch.device("cuda", torch.cuda.current_device())
@@ -622,7 +650,7 @@ class CompiledLibrary:
             status = lib.hector_launch_status()
             if status != 0:
                 message = lib.hector_launch_error().decode(errors="replace")
-                raise LaunchError(status, message)
+                raise _entry_error(name, status, message)
         finally:
             lib.hector_launch_clear()
             lib.hector_reset_stream()
@@ -663,18 +691,120 @@ class CompiledLibrary:
         if self._lib.hector_offload_release(cache._h(), key) != 0:
             raise RuntimeError(self._lib.hector_last_error().decode(errors="replace"))
 
-    def _call_cpu_checked(self, fn, pointers: list) -> None:
-        """A CPU entry that calls the runtime (offload): its failures are
-        recorded in the launch status, as for CUDA entries."""
+    def _cpu_functions(self):
+        """The CPU library's own status and temporaries functions
+        (runtime/include/hector/temporaries.h), declared once; None for a
+        library built before they existed."""
+        declared = self.__dict__.get("_cpu_declared")
+        if declared is not None:
+            return declared or None
+        c_int, c_uint64 = ctypes.c_int, ctypes.c_uint64
+        functions = {}
+        for name, restype, argtypes in (
+            ("hector_cpu_status", c_int, []),
+            ("hector_cpu_error", ctypes.c_char_p, []),
+            ("hector_cpu_clear", None, []),
+            ("hector_cpu_set_temporary_cap", c_int, [c_uint64]),
+            ("hector_cpu_temporary_cap", c_uint64, []),
+            ("hector_cpu_temporary_bytes", c_uint64, []),
+        ):
+            fn = getattr(self._lib, name, None)
+            if fn is None:
+                self._cpu_declared = {}
+                return None
+            fn.restype, fn.argtypes = restype, argtypes
+            functions[name[len("hector_cpu_"):]] = fn
+        self._cpu_declared = functions
+        return functions
+
+    def _call_cpu(self, name: str, fn, pointers: list, offloaded) -> None:
+        """A CPU entry: a failed allocation is recorded in the library's
+        status for this thread; an entry that calls the runtime (offload)
+        records its failures in the launch status, as CUDA entries do."""
+        cpu = self._cpu_functions()
+        if cpu is None and not offloaded:
+            fn(*pointers)
+            return
         lib = self._lib
-        lib.hector_launch_clear()
+        if cpu is not None:
+            cpu["clear"]()
+        if offloaded:
+            lib.hector_launch_clear()
         try:
             fn(*pointers)
-            status = lib.hector_launch_status()
-            if status != 0:
-                raise LaunchError(status, lib.hector_launch_error().decode(errors="replace"))
+            if cpu is not None and (status := cpu["status"]()) != 0:
+                raise _entry_error(name, status, cpu["error"]().decode(errors="replace"))
+            if offloaded and (status := lib.hector_launch_status()) != 0:
+                raise _entry_error(name, status,
+                                   lib.hector_launch_error().decode(errors="replace"))
         finally:
-            lib.hector_launch_clear()
+            if cpu is not None:
+                cpu["clear"]()
+            if offloaded:
+                lib.hector_launch_clear()
+
+    # -- temporaries --------------------------------------------------------
+
+    def _temporaries_function(self, suffix: str):
+        """hector_cpu_<suffix> of a CPU library, hector_launch_<suffix> of the
+        runtime a CUDA library is bound to."""
+        if self.target == "cuda":
+            fn = getattr(self._lib, "hector_launch_" + suffix, None)
+            if fn is None:
+                raise OSError(f"{self.path}: its {_runtime.LIB_NAME} has no "
+                              f"hector_launch_{suffix} (an older runtime?)")
+            fn.restype = ctypes.c_int if suffix == "set_temporary_cap" else ctypes.c_uint64
+            fn.argtypes = [ctypes.c_uint64] if suffix == "set_temporary_cap" else []
+            return fn
+        cpu = self._cpu_functions()
+        if cpu is None:
+            raise OSError(f"{self.path} has no hector_cpu_{suffix}: it was built before "
+                          "libraries counted and capped their temporaries; rebuild it")
+        return cpu[suffix]
+
+    def temporary_bytes(self) -> int:
+        """Bytes of temporary buffers the library's entry points hold now
+        (CPU libraries: this library's; CUDA libraries: the runtime's, in
+        this process)."""
+        return int(self._temporaries_function("temporary_bytes")())
+
+    def temporary_cap(self):
+        """The cap on the bytes of temporaries in use at once, or None for
+        none (initially $HECTOR_TEMPORARY_CAP; 0 while a malformed value of
+        it refuses every allocation: calls then raise a LaunchError that
+        says so)."""
+        cap = int(self._temporaries_function("temporary_cap")())
+        return None if cap == NO_TEMPORARY_CAP else cap
+
+    def set_temporary_cap(self, nbytes):
+        """Caps the bytes of temporaries in use at once (None: no cap) and
+        returns the previous cap. A call that would need more raises
+        TemporaryMemoryError and frees what it allocated. A CPU library's
+        cap is its own; a CUDA library's is its runtime's, for every CUDA
+        library of the process."""
+        if nbytes is None:
+            value = NO_TEMPORARY_CAP
+        elif isinstance(nbytes, bool) or not isinstance(nbytes, int):
+            raise TypeError(f"set_temporary_cap: expected a number of bytes or None, "
+                            f"got {type(nbytes).__name__}")
+        elif not 0 <= nbytes < NO_TEMPORARY_CAP:
+            raise ValueError(f"set_temporary_cap: {nbytes} bytes is out of range "
+                             f"[0, 2**64 - 1)")
+        else:
+            value = nbytes
+        previous = self.temporary_cap()
+        self._temporaries_function("set_temporary_cap")(value)
+        return previous
+
+    @contextlib.contextmanager
+    def capped(self, nbytes):
+        """``with lib.capped(nbytes):`` the cap of set_temporary_cap for
+        the block, the previous one restored after it."""
+        previous = self.set_temporary_cap(nbytes)
+        try:
+            yield self
+        finally:
+            self.set_temporary_cap(previous)
 
     def module_loads(self) -> int:
         """How many times kernel modules were loaded into a GPU context so far

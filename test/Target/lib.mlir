@@ -63,9 +63,16 @@
 // SYMBOLS-DAG: T _mlir_ciface_double
 
 // The CPU runtime and the per-CPU versions of the code stay inside, but
-// for the peak of the temporaries (for callers that measure memory).
+// for the temporaries' counters and cap and the calling thread's status
+// (runtime/include/hector/temporaries.h).
 // SYMBOLS-DAG: T hector_cpu_peak_temporary_bytes
 // SYMBOLS-DAG: T hector_cpu_reset_peak_temporary_bytes
+// SYMBOLS-DAG: T hector_cpu_temporary_bytes
+// SYMBOLS-DAG: T hector_cpu_set_temporary_cap
+// SYMBOLS-DAG: T hector_cpu_temporary_cap
+// SYMBOLS-DAG: T hector_cpu_status
+// SYMBOLS-DAG: T hector_cpu_error
+// SYMBOLS-DAG: T hector_cpu_clear
 // HIDDEN-NOT: hector_cpu_{{parallel|num_threads|level}}
 // HIDDEN-NOT: _mlir_memref_to_llvm
 // HIDDEN-NOT: x86-64

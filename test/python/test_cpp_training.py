@@ -270,6 +270,22 @@ def test_loss_decreases(built, tmp_path, model, optimizer):
         assert final < 0.5 * steps[0], steps
 
 
+def test_capped_temporaries_stop_with_a_clear_error(built, tmp_path, monkeypatch):
+    """$HECTOR_TEMPORARY_CAP below what a step's temporaries need: the entry
+    stops, and train_step ends with the entry, the bytes and the cap."""
+    library = training_library(built, "rgat")
+    graph_file = write_graph(tmp_path / "g.txt", graph_case("random", np.random.default_rng(2)))
+    monkeypatch.setenv("HECTOR_TEMPORARY_CAP", "1K")
+    expect_error(run(library, graph_file, "--steps", 1),
+                 "running entry 'rgat_fwd': a temporary buffer of ")
+    result = run(library, graph_file, "--steps", 1)
+    assert "would exceed the cap on this library's temporaries: 1024 bytes" in result.stderr
+    assert "[HECTOR_ERROR_OUT_OF_MEMORY]" in result.stderr
+    monkeypatch.setenv("HECTOR_TEMPORARY_CAP", "1G")
+    steps, _ = losses(run(library, graph_file, "--steps", 1))
+    assert len(steps) == 1
+
+
 # Large enough that each update stands well above the float32 rounding of
 # the stored weights (HGT's K, Q, Watt and mu get small gradients), small
 # enough that the loss after the step stays well above 0.

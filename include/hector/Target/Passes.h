@@ -32,6 +32,11 @@ constexpr llvm::StringLiteral kCPUParallelFor = "hector_cpu_parallel_for";
 /// the CPU runtime would use now (HECTOR_NUM_THREADS, OMP_NUM_THREADS, CPUs).
 constexpr llvm::StringLiteral kCPUNumThreads = "hector_cpu_num_threads";
 
+/// `int32_t hector_cpu_status(void)`: the calling thread's status in the CPU
+/// runtime (runtime/include/hector/temporaries.h), non-zero after a failed
+/// allocation.
+constexpr llvm::StringLiteral kCPUStatus = "hector_cpu_status";
+
 /// Registers the backends' passes (Passes.td) with the global registry,
 /// for hector-opt and the textual pipelines of hectorc.
 void registerBackendPasses();

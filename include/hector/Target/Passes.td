@@ -137,4 +137,37 @@ def CPUParallel : Pass<"hector-cpu-parallel", "mlir::ModuleOp"> {
   ];
 }
 
+def CPUCheckAllocations : Pass<"hector-cpu-check-allocations", "mlir::ModuleOp"> {
+  let summary = "Check every heap allocation of CPU code: on failure, free "
+                "what the function holds and return";
+  let description = [{
+    The CPU runtime's allocator returns NULL for a temporary past the cap on
+    the library's temporaries, or one malloc refuses, and records
+    `HECTOR_ERROR_OUT_OF_MEMORY` in the calling thread's status
+    (`runtime/include/hector/temporaries.h`). This pass makes the code stop
+    there instead of writing through NULL:
+
+    - a `memref.alloc` in a function's body is followed by a test of its
+      pointer; when it is NULL, a block of its own frees the buffers the
+      function holds at that point and returns;
+    - a `memref.alloc` inside a loop or a branch (a per-chunk buffer of a
+      parallel loop) guards the rest of its block: when it is NULL, the
+      buffers that block holds are freed and the rest is skipped (the
+      failure is recorded in the status of the thread whose call the loop
+      serves), and the function body tests `hector_cpu_status()` after the
+      operation that holds it, freeing and returning as above.
+
+    The buffers held are those allocated earlier in the same block and not
+    yet freed there. An allocation freed in another block than its own, a
+    guarded rest whose results its block's terminator uses, and a function
+    with results that allocates are errors: the failure path could not be
+    built without leaking or inventing values.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::cf::ControlFlowDialect",
+    "::mlir::func::FuncDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 #endif // HECTOR_TARGET_PASSES_TD

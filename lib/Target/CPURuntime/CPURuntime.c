@@ -2,9 +2,11 @@
  *
  * Compiled to LLVM bitcode when hectorc is built, embedded in hectorc, and
  * linked into every CPU library (only the functions it uses), with hidden
- * visibility: each library has its own copy and exports none of it. It needs
- * nothing but libc (pthreads are in libc since glibc 2.34; the link also
- * passes -pthread for older ones). Nothing here may abort or print.
+ * visibility: each library has its own copy and exports only the functions
+ * of runtime/include/hector/temporaries.h. It needs nothing but libc
+ * (pthreads are in libc since glibc 2.34; the link also passes -pthread for
+ * older ones) and the dynamic loader (__tls_get_addr, for the thread-local
+ * status). Nothing here may abort or print.
  *
  *  - hector_cpu_parallel_for: a small thread pool that runs the outlined
  *    parallel loops (hector-cpu-parallel). The calling thread takes part;
@@ -21,10 +23,14 @@
  *    for requests of their size (up to 1/8 less). A model's temporaries are
  *    edge-sized and the same at every call; fresh ones would be page-faulted
  *    and zeroed by the kernel at every call. HECTOR_CPU_CACHE=0 turns the
- *    cache off. The bytes the library's temporaries hold are counted; their
- *    peak is the one part of this runtime a library exports
- *    (hector_cpu_peak_temporary_bytes, hector_cpu_reset_peak_temporary_bytes),
- *    for callers that measure memory.
+ *    cache off. The bytes the library's temporaries hold are counted, and
+ *    capped (hector_cpu_set_temporary_cap, $HECTOR_TEMPORARY_CAP): an
+ *    allocation past the cap, or one malloc refuses, returns NULL and
+ *    records HECTOR_ERROR_OUT_OF_MEMORY in the calling thread's status;
+ *    the generated code checks every allocation (hector-cpu-check-
+ *    allocations), frees what it holds and returns. The counters, the cap
+ *    and the status are the part of this runtime a library exports
+ *    (runtime/include/hector/temporaries.h).
  *
  *===----------------------------------------------------------------------===*/
 
@@ -42,11 +48,62 @@
 #include <cpuid.h>
 #endif
 
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "hector/temporaries.h"
+
 #define HIDDEN __attribute__((visibility("hidden")))
 
 typedef void (*hector_body_fn)(int64_t begin, int64_t end, void *context);
 
 enum { kMaxThreads = 1024, kChunksPerThread = 8 };
+
+/* ---- the calling thread's status --------------------------------------- */
+
+/* The first failure of an entry point on a thread since the last clear. A
+ * worker of the pool records into the status of the thread whose loop it
+ * runs (t_current), so the caller sees failures of its loops' bodies. */
+struct call_status {
+  int code;
+  char message[512];
+};
+static __thread struct call_status t_status;
+static __thread struct call_status *t_current;
+
+static struct call_status *current_status(void) {
+  return t_current ? t_current : &t_status;
+}
+
+static int failure_pending(void) {
+  return __atomic_load_n(&current_status()->code, __ATOMIC_ACQUIRE) != HECTOR_OK;
+}
+
+__attribute__((format(printf, 2, 3))) static void record(int code,
+                                                        const char *fmt, ...) {
+  struct call_status *s = current_status();
+  int none = HECTOR_OK;
+  /* The first failure wins; its message is read once the loop is over. */
+  if (!__atomic_compare_exchange_n(&s->code, &none, code, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->message, sizeof s->message, fmt, ap);
+  va_end(ap);
+}
+
+int hector_cpu_status(void) {
+  return __atomic_load_n(&current_status()->code, __ATOMIC_ACQUIRE);
+}
+
+const char *hector_cpu_error(void) { return current_status()->message; }
+
+void hector_cpu_clear(void) {
+  struct call_status *s = current_status();
+  s->message[0] = '\0';
+  __atomic_store_n(&s->code, HECTOR_OK, __ATOMIC_RELEASE);
+}
 
 /* ---- thread count ------------------------------------------------------ */
 
@@ -112,6 +169,7 @@ struct pool {
   int active;  /* workers 1..active take part */
   int pending; /* of those, still running */
   int64_t next; /* first iteration nobody has taken (atomic) */
+  struct call_status *status; /* the submitter's */
 };
 
 static struct pool pool = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -146,9 +204,11 @@ static void *worker(void *arg) {
     seen = pool.generation;
     if (id > pool.active)
       continue;
+    t_current = pool.status;
     pthread_mutex_unlock(&pool.lock);
     run_chunks();
     pthread_mutex_lock(&pool.lock);
+    t_current = NULL;
     if (--pool.pending == 0)
       pthread_cond_signal(&pool.done);
   }
@@ -215,6 +275,7 @@ HIDDEN void hector_cpu_parallel_for(hector_body_fn fn, void *context,
   pool.next = 0;
   pool.active = helpers;
   pool.pending = helpers;
+  pool.status = current_status();
   ++pool.generation;
   pthread_cond_broadcast(&pool.wake);
   pthread_mutex_unlock(&pool.lock);
@@ -307,6 +368,7 @@ struct block_cache {
   void *raw[kCacheSlots];
   size_t capacity[kCacheSlots];
   unsigned long stamp[kCacheSlots], clock;
+  size_t held; /* the capacities of the cached blocks */
   int enabled; /* -1: not read yet */
 };
 static struct block_cache cache = {.lock = PTHREAD_MUTEX_INITIALIZER,
@@ -316,13 +378,58 @@ static struct block_cache cache = {.lock = PTHREAD_MUTEX_INITIALIZER,
  * capacity), and the most they held at once since the last reset. */
 static size_t live_bytes, peak_bytes;
 
-static void count_allocation(size_t capacity) {
-  size_t now = __atomic_add_fetch(&live_bytes, capacity, __ATOMIC_RELAXED);
+/* The cap on live_bytes: $HECTOR_TEMPORARY_CAP until set. */
+static uint64_t cap_bytes = HECTOR_NO_TEMPORARY_CAP;
+static int cap_malformed; /* the variable did not parse: refuse everything */
+static pthread_once_t cap_once = PTHREAD_ONCE_INIT;
+
+static void read_cap_variable(void) {
+  const char *text = getenv(HECTOR_TEMPORARY_CAP_ENV);
+  uint64_t bytes = 0;
+  if (!text || !*text)
+    return;
+  if (hector_parse_byte_count(text, &bytes))
+    __atomic_store_n(&cap_bytes, bytes, __ATOMIC_RELAXED);
+  else
+    __atomic_store_n(&cap_malformed, 1, __ATOMIC_RELAXED);
+}
+
+static uint64_t current_cap(void) {
+  pthread_once(&cap_once, read_cap_variable);
+  return __atomic_load_n(&cap_bytes, __ATOMIC_RELAXED);
+}
+
+int hector_cpu_set_temporary_cap(uint64_t bytes) {
+  pthread_once(&cap_once, read_cap_variable);
+  __atomic_store_n(&cap_bytes, bytes, __ATOMIC_RELAXED);
+  __atomic_store_n(&cap_malformed, 0, __ATOMIC_RELAXED);
+  return HECTOR_OK;
+}
+
+uint64_t hector_cpu_temporary_cap(void) {
+  uint64_t cap = current_cap();
+  return __atomic_load_n(&cap_malformed, __ATOMIC_RELAXED) ? 0 : cap;
+}
+
+uint64_t hector_cpu_temporary_bytes(void) {
+  return __atomic_load_n(&live_bytes, __ATOMIC_RELAXED);
+}
+
+/* Counts `capacity` more bytes in use if that stays within the cap. */
+static int reserve(size_t capacity) {
+  uint64_t cap = current_cap();
+  size_t now = __atomic_load_n(&live_bytes, __ATOMIC_RELAXED);
+  do {
+    if (now > cap || capacity > cap - now)
+      return 0;
+  } while (!__atomic_compare_exchange_n(&live_bytes, &now, now + capacity, 1,
+                                        __ATOMIC_RELAXED, __ATOMIC_RELAXED));
   size_t peak = __atomic_load_n(&peak_bytes, __ATOMIC_RELAXED);
-  while (now > peak &&
-         !__atomic_compare_exchange_n(&peak_bytes, &peak, now, 1,
+  while (now + capacity > peak &&
+         !__atomic_compare_exchange_n(&peak_bytes, &peak, now + capacity, 1,
                                       __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
   }
+  return 1;
 }
 
 uint64_t hector_cpu_peak_temporary_bytes(void) {
@@ -343,7 +450,56 @@ static int cache_enabled(void) {
   return cache.enabled;
 }
 
+/* Frees cached blocks, least recently cached first, until the cache holds
+ * at most `keep` bytes. Call with cache.lock held. */
+static void shrink_cache(size_t keep) {
+  while (cache.held > keep) {
+    int oldest = -1;
+    for (int k = 0; k < kCacheSlots; ++k)
+      if (cache.raw[k] && (oldest < 0 || cache.stamp[k] < cache.stamp[oldest]))
+        oldest = k;
+    if (oldest < 0)
+      return;
+    free(cache.raw[oldest]);
+    cache.raw[oldest] = NULL;
+    cache.held -= cache.capacity[oldest];
+  }
+}
+
+/* Bytes the cache may keep beside the temporaries in use: the library holds
+ * no more than the cap in both together. */
+static size_t cache_room(void) {
+  uint64_t cap = current_cap();
+  size_t live = __atomic_load_n(&live_bytes, __ATOMIC_RELAXED);
+  return live >= cap ? 0 : (size_t)(cap - live < SIZE_MAX ? cap - live : SIZE_MAX);
+}
+
+static void *refuse(size_t size) {
+  uint64_t cap = current_cap();
+  size_t live = __atomic_load_n(&live_bytes, __ATOMIC_RELAXED);
+  record(HECTOR_ERROR_OUT_OF_MEMORY,
+         "a temporary buffer of %zu bytes would exceed the cap on this "
+         "library's temporaries: %llu bytes, %zu of them in use "
+         "(hector_cpu_set_temporary_cap, $" HECTOR_TEMPORARY_CAP_ENV ")",
+         size, (unsigned long long)cap, live);
+  return NULL;
+}
+
 HIDDEN void *_mlir_memref_to_llvm_alloc(size_t size) {
+  /* After a failure the entry point stops: nothing more is allocated. */
+  if (failure_pending())
+    return NULL;
+  (void)current_cap(); /* reads $HECTOR_TEMPORARY_CAP once */
+  if (__atomic_load_n(&cap_malformed, __ATOMIC_RELAXED)) {
+    const char *text = getenv(HECTOR_TEMPORARY_CAP_ENV);
+    record(HECTOR_ERROR_INVALID_ARGUMENT,
+           "$" HECTOR_TEMPORARY_CAP_ENV " = '%.64s' is not a number of bytes "
+           "(optionally with a K, M, G or T suffix, e.g. 8G); no temporary "
+           "is allocated until it is fixed or hector_cpu_set_temporary_cap "
+           "is called",
+           text ? text : "");
+    return NULL;
+  }
   if (size >= kCacheMin) {
     pthread_mutex_lock(&cache.lock);
     int best = -1;
@@ -354,23 +510,37 @@ HIDDEN void *_mlir_memref_to_llvm_alloc(size_t size) {
             (best < 0 || cache.capacity[k] < cache.capacity[best]))
           best = k;
     void *raw = NULL;
-    if (best >= 0) {
+    /* A cached block counts at its capacity: taken only if that fits. */
+    if (best >= 0 && reserve(cache.capacity[best])) {
       raw = cache.raw[best];
       cache.raw[best] = NULL;
+      cache.held -= cache.capacity[best];
     }
     pthread_mutex_unlock(&cache.lock);
-    if (raw) {
-      count_allocation(*(size_t *)raw);
+    if (raw)
       return (char *)raw + kHeader;
-    }
   }
   if (size > SIZE_MAX - kHeader)
-    return NULL;
+    return refuse(size);
+  if (!reserve(size))
+    return refuse(size);
+  if (current_cap() != HECTOR_NO_TEMPORARY_CAP) {
+    /* Under a cap, kept blocks make room for new ones. */
+    pthread_mutex_lock(&cache.lock);
+    shrink_cache(cache_room());
+    pthread_mutex_unlock(&cache.lock);
+  }
   void *raw = NULL;
-  if (posix_memalign(&raw, kHeader, size + kHeader) != 0)
+  if (posix_memalign(&raw, kHeader, size + kHeader) != 0) {
+    __atomic_sub_fetch(&live_bytes, size, __ATOMIC_RELAXED);
+    record(HECTOR_ERROR_OUT_OF_MEMORY,
+           "a temporary buffer of %zu bytes: out of host memory (malloc "
+           "failed; cap %llu bytes, %zu in use)",
+           size, (unsigned long long)current_cap(),
+           (size_t)__atomic_load_n(&live_bytes, __ATOMIC_RELAXED));
     return NULL;
+  }
   *(size_t *)raw = size;
-  count_allocation(size);
   return (char *)raw + kHeader;
 }
 
@@ -378,7 +548,13 @@ HIDDEN void *_mlir_memref_to_llvm_aligned_alloc(size_t alignment,
                                                 size_t size) {
   /* Blocks are 64-byte aligned; larger alignments are not produced by the
    * lowering unless asked for (use-aligned-alloc is off). */
-  return alignment <= kHeader ? _mlir_memref_to_llvm_alloc(size) : NULL;
+  if (alignment > kHeader) {
+    record(HECTOR_ERROR_INVALID_ARGUMENT,
+           "a temporary buffer aligned to %zu bytes (at most %d supported)",
+           alignment, (int)kHeader);
+    return NULL;
+  }
+  return _mlir_memref_to_llvm_alloc(size);
 }
 
 HIDDEN void _mlir_memref_to_llvm_free(void *ptr) {
@@ -401,10 +577,16 @@ HIDDEN void _mlir_memref_to_llvm_free(void *ptr) {
           slot = k;
       }
       void *evicted = cache.raw[slot];
+      if (evicted)
+        cache.held -= cache.capacity[slot];
       cache.raw[slot] = raw;
       cache.capacity[slot] = capacity;
       cache.stamp[slot] = ++cache.clock;
+      cache.held += capacity;
       raw = evicted;
+      /* Under a cap, the cache keeps what fits beside the bytes in use. */
+      if (current_cap() != HECTOR_NO_TEMPORARY_CAP)
+        shrink_cache(cache_room());
     }
     pthread_mutex_unlock(&cache.lock);
   }
@@ -416,4 +598,5 @@ __attribute__((destructor)) static void release_cache(void) {
     free(cache.raw[k]);
     cache.raw[k] = NULL;
   }
+  cache.held = 0;
 }

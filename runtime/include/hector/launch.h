@@ -42,6 +42,7 @@
 #include <stdint.h>
 
 #include "hector/runtime.h"
+#include "hector/temporaries.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -77,6 +78,21 @@ HECTOR_API void hector_reset_stream(void);
  * point needs beyond its arguments. */
 HECTOR_API uint64_t hector_launch_peak_temporary_bytes(void);
 HECTOR_API void hector_launch_reset_peak_temporary_bytes(void);
+
+/* Caps the bytes of temporary device buffers live at once, in this
+ * process (all devices together; HECTOR_NO_TEMPORARY_CAP: none; initially
+ * $HECTOR_TEMPORARY_CAP, temporaries.h). An allocation past it fails as one
+ * the driver refuses: HECTOR_ERROR_OUT_OF_MEMORY in the launch status, with
+ * the bytes asked for, the cap and the bytes in use; the entry point's later
+ * mgpu* calls do nothing and its frees still run. It applies to the caller's
+ * allocator too (hector_launch_set_allocator). Returns HECTOR_OK. */
+HECTOR_API int hector_launch_set_temporary_cap(uint64_t bytes);
+/* The cap now (HECTOR_NO_TEMPORARY_CAP if none; 0 while a malformed
+ * $HECTOR_TEMPORARY_CAP refuses every allocation). */
+HECTOR_API uint64_t hector_launch_temporary_cap(void);
+/* Bytes of temporary device buffers live now (a buffer whose free waits
+ * for an offload copy counts until it is freed). */
+HECTOR_API uint64_t hector_launch_temporary_bytes(void);
 
 /* Temporary buffers come from a memory pool per device that keeps freed
  * blocks mapped for the next call (no unmapping and mapping at every

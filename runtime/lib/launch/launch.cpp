@@ -13,6 +13,7 @@
 #include <cstdarg>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -208,16 +209,63 @@ class Scope {
 // ---- Temporary buffers: live and peak bytes ----------------------------------
 
 // The sizes of live temporaries, so that frees can be accounted; a handful
-// of buffers per entry call, so one lock is cheap.
+// of buffers per entry call, so one lock is cheap. Bytes are reserved under
+// the cap before the allocation and given back if it fails.
 std::mutex g_temporaries_lock;
 std::unordered_map<CUdeviceptr, uint64_t> g_temporaries;
 uint64_t g_live_bytes = 0, g_peak_bytes = 0;
+uint64_t g_cap_bytes = HECTOR_NO_TEMPORARY_CAP;
+bool g_cap_malformed = false;  // $HECTOR_TEMPORARY_CAP did not parse
+std::once_flag g_cap_once;
+
+void read_cap_variable() {
+  std::call_once(g_cap_once, [] {
+    const char* text = std::getenv(HECTOR_TEMPORARY_CAP_ENV);
+    uint64_t bytes = 0;
+    if (!text || !*text) return;
+    std::lock_guard<std::mutex> lock(g_temporaries_lock);
+    if (hector_parse_byte_count(text, &bytes))
+      g_cap_bytes = bytes;
+    else
+      g_cap_malformed = true;
+  });
+}
+
+// Counts `size` more bytes live if the cap allows; else records why not.
+bool reserve(uint64_t size) {
+  read_cap_variable();
+  std::lock_guard<std::mutex> lock(g_temporaries_lock);
+  if (g_cap_malformed) {
+    const char* text = std::getenv(HECTOR_TEMPORARY_CAP_ENV);
+    record(HECTOR_ERROR_INVALID_ARGUMENT,
+           "$%s = '%.64s' is not a number of bytes (optionally with a K, M, G or T "
+           "suffix, e.g. 8G); no temporary is allocated until it is fixed or "
+           "hector_launch_set_temporary_cap is called",
+           HECTOR_TEMPORARY_CAP_ENV, text ? text : "");
+    return false;
+  }
+  if (g_live_bytes > g_cap_bytes || size > g_cap_bytes - g_live_bytes) {
+    record(HECTOR_ERROR_OUT_OF_MEMORY,
+           "a temporary buffer of %llu bytes would exceed the cap on temporary device "
+           "memory: %llu bytes, %llu of them in use (hector_launch_set_temporary_cap, "
+           "$%s)",
+           (unsigned long long)size, (unsigned long long)g_cap_bytes,
+           (unsigned long long)g_live_bytes, HECTOR_TEMPORARY_CAP_ENV);
+    return false;
+  }
+  g_live_bytes += size;
+  if (g_live_bytes > g_peak_bytes) g_peak_bytes = g_live_bytes;
+  return true;
+}
+
+void unreserve(uint64_t size) {
+  std::lock_guard<std::mutex> lock(g_temporaries_lock);
+  g_live_bytes -= size;
+}
 
 void track_alloc(CUdeviceptr p, uint64_t size) {
   std::lock_guard<std::mutex> lock(g_temporaries_lock);
   g_temporaries[p] = size;
-  g_live_bytes += size;
-  if (g_live_bytes > g_peak_bytes) g_peak_bytes = g_live_bytes;
 }
 
 void track_free(CUdeviceptr p) {
@@ -525,6 +573,26 @@ HECTOR_API void hector_launch_reset_peak_temporary_bytes(void) {
   hector::g_peak_bytes = hector::g_live_bytes;
 }
 
+HECTOR_API int hector_launch_set_temporary_cap(uint64_t bytes) {
+  hector::clear_error();
+  hector::read_cap_variable();
+  std::lock_guard<std::mutex> lock(hector::g_temporaries_lock);
+  hector::g_cap_bytes = bytes;
+  hector::g_cap_malformed = false;
+  return HECTOR_OK;
+}
+
+HECTOR_API uint64_t hector_launch_temporary_cap(void) {
+  hector::read_cap_variable();
+  std::lock_guard<std::mutex> lock(hector::g_temporaries_lock);
+  return hector::g_cap_malformed ? 0 : hector::g_cap_bytes;
+}
+
+HECTOR_API uint64_t hector_launch_temporary_bytes(void) {
+  std::lock_guard<std::mutex> lock(hector::g_temporaries_lock);
+  return hector::g_live_bytes;
+}
+
 HECTOR_API int hector_launch_set_allocator(hector_alloc_fn alloc, hector_free_fn free,
                                            void* context) {
   hector::clear_error();
@@ -713,10 +781,12 @@ HECTOR_API void* mgpuMemAlloc(uint64_t size, void* stream, bool isHostShared) {
     return nullptr;
   }
   if (size == 0) return nullptr;
+  if (!hector::reserve(size)) return nullptr;
   CUdeviceptr p = 0;
   if (hector::ExternalAllocator external = hector::external_allocator(); external.alloc) {
     void* q = external.alloc(size, scope.device()->ordinal, stream, external.context);
     if (!q) {
+      hector::unreserve(size);
       hector::record(HECTOR_ERROR_OUT_OF_MEMORY,
                      "allocating a temporary buffer: the caller's allocator has no "
                      "memory [%llu bytes]",
@@ -731,6 +801,7 @@ HECTOR_API void* mgpuMemAlloc(uint64_t size, void* stream, bool isHostShared) {
                                                            static_cast<CUstream>(stream))
                     : scope.cu()->cuMemAlloc(&p, size);
   if (r != CUDA_SUCCESS) {
+    hector::unreserve(size);
     hector::check(scope.cu(), r, "allocating a temporary buffer");
     std::snprintf(t_state.message + std::strlen(t_state.message),
                   sizeof t_state.message - std::strlen(t_state.message), " [%llu bytes]",
