@@ -24,7 +24,7 @@ import torch
 
 from ._base import check_index_tensor
 
-__all__ = ["Edges", "edges", "is_sparse", "check_size"]
+__all__ = ["Edges", "edges", "is_sparse", "check_size", "with_values"]
 
 _LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc)
 
@@ -135,3 +135,21 @@ def check_size(layer: str, edges_: Edges, num_src: int, num_dst: int) -> None:
             f"{layer}: the sparse adjacency is [{edges_.size[1]}, {edges_.size[0]}] "
             f"(destinations, sources), but the inputs have {num_dst} destination and "
             f"{num_src} source nodes")
+
+
+def with_values(adj, values: torch.Tensor):
+    """PyG's attention-weight result for a sparse adjacency: `adj` with one
+    row of `values` per stored edge, in the stored order that edges() reads.
+    A torch.sparse tensor gives (the same layout with `values` as values,
+    its size extended by values' trailing dimensions; a COO one coalesced),
+    `values`); a torch_sparse.SparseTensor gives the SparseTensor alone."""
+    if _is_sparse_tensor(adj):
+        return adj.set_value(values, layout="coo")
+    size = tuple(adj.shape[:2]) + tuple(values.shape[1:])
+    if adj.layout == torch.sparse_coo:
+        result = torch.sparse_coo_tensor(adj._indices(), values, size).coalesce()
+    elif adj.layout == torch.sparse_csr:
+        result = torch.sparse_csr_tensor(adj.crow_indices(), adj.col_indices(), values, size)
+    else:
+        result = torch.sparse_csc_tensor(adj.ccol_indices(), adj.row_indices(), values, size)
+    return result, values
