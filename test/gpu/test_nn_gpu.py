@@ -101,6 +101,9 @@ def rgat_option_layers(num_relations: int) -> dict:
         "rgat_mult_scaled_mean": conv(attention_mode=mult, mod="scaled", concat=False),
         "rgat_edge": conv(edge_dim=EDGE_DIM),
         "rgat_edge_mult": conv(edge_dim=EDGE_DIM, attention_mode=mult),
+        "rgat_dim3": conv(attention_mode=mult, dim=3),
+        "rgat_dim2_edge_additive_mean": conv(attention_mode=mult, dim=2, edge_dim=EDGE_DIM,
+                                             mod="additive", concat=False),
     }
 
 
@@ -357,9 +360,10 @@ def _rgat_pair(heads, num_relations, name=None):
     pyg = _pyg()
     conv = make(name or ("rgat_h1" if heads == 1 else "rgat_h4"), num_relations)
     c, heads = conv.out_channels, conv.heads
+    dim = conv.dim
     theirs = pyg.RGATConv(WIDTH, c, num_relations, heads=heads, mod=conv.mod,
                           attention_mode=conv.attention_mode, concat=conv.concat,
-                          edge_dim=conv.edge_dim).to(DEVICE)
+                          dim=dim, edge_dim=conv.edge_dim).to(DEVICE)
     with torch.no_grad():
         if conv.mod == "scaled":  # away from the initial ones and zeros
             for p in (conv.l1, conv.b1, conv.l2, conv.b2):
@@ -374,8 +378,9 @@ def _rgat_pair(heads, num_relations, name=None):
             vector = getattr(conv, mine)
             vector.copy_(vector[0].expand_as(vector))
             matrix.zero_()
-            for h in range(heads):
-                matrix[h * c:(h + 1) * c, h] = vector[0, h * c:(h + 1) * c]
+            for j in range(heads * dim):  # score j = (head j // dim, d = j % dim)
+                h = j // dim
+                matrix[h * c:(h + 1) * c, j] = vector[0, j * c:(j + 1) * c]
         theirs.weight.copy_(conv.weight)
         theirs.bias.copy_(conv.bias)
         for param in ("w", "l1", "b1", "l2", "b2"):
@@ -404,12 +409,24 @@ def test_rgat_options_equal_pyg(name, attention):
             if not attention:
                 return layer(x, ei, et, *edge_attr)
             out, (adj, alpha) = layer(x, ei, et, *edge_attr, return_attention_weights=True)
-            assert adj is ei and alpha.shape == (ei.size(1), 4)
+            assert adj is ei and alpha.shape == (ei.size(1), 4 * layer.dim)
             return torch.cat([out.reshape(-1), alpha.reshape(-1)])
         return run
 
     _compare_calls(conv, theirs, inputs, call(conv), call(theirs), same,
                    conv.spec_for(True, attention))
+
+
+def test_rgat_edge_attr_as_sparse_values_equal_pyg():
+    """A COO adj_t with [E, F] values and edge_type: both read the values as
+    edge_attr."""
+    ei, et = distinct_graph(200, 200, 2000, 4, seed=10)
+    conv, theirs = _rgat_pair(4, 4, "rgat_edge")
+    attr = torch.randn(ei.size(1), EDGE_DIM, device=DEVICE)
+    adj = adjacency("coo", ei, attr, 200, 200)
+    x = torch.randn(200, WIDTH, device=DEVICE)
+    with torch.no_grad():
+        assert rel_err(conv(x, adj, et), theirs(x, adj, et)) < 1e-4
 
 
 def test_rgat_attention_weights_sparse_equal_pyg():

@@ -39,52 +39,54 @@ def rel_err(actual, expected):
 # ---- the float64 reference, from PyG 2.8's RGATConv.message/update ----------------
 
 def reference(p, x, edge_index, edge_type, edge_attr, *, heads, channels, mode, mod,
-              negative_slope, concat):
-    """out [N, H·C or C] and α [E, H] (before mod, as PyG's _alpha), float64.
-    `p` holds the layer's parameters (float64 leaves)."""
+              negative_slope, concat, dim=1):
+    """out [N, H·D·C or D·C] and α [E, H·D] (before mod, as PyG's _alpha),
+    float64, D = dim. `p` holds the layer's parameters (float64 leaves)."""
     src, dst = edge_index[0], edge_index[1]
-    n, e, h, c = x.size(0), src.numel(), heads, channels
+    n, e, h, c, d = x.size(0), src.numel(), heads, channels, dim
     w_e = p["weight"][edge_type]                                     # [E, in, H·C]
-    out_j = torch.bmm(x[src].unsqueeze(1), w_e).squeeze(1).view(e, h, c)  # source
-    out_i = torch.bmm(x[dst].unsqueeze(1), w_e).squeeze(1).view(e, h, c)  # destination
-    k_j = (out_j * p["att_src"][edge_type].view(e, h, c)).sum(-1)    # [E, H]
-    q_i = (out_i * p["att_dst"][edge_type].view(e, h, c)).sum(-1)
-    terms = [q_i, k_j]
+    out_j = torch.bmm(x[src].unsqueeze(1), w_e).squeeze(1).view(e, h, 1, c)  # source
+    out_i = torch.bmm(x[dst].unsqueeze(1), w_e).squeeze(1).view(e, h, 1, c)  # destination
+
+    def score(rows, vectors):  # [E, H, D]: one C-vector per (relation, head, d)
+        return (rows * vectors[edge_type].view(e, h, d, c)).sum(-1)
+
+    terms = [score(out_i, p["att_dst"]), score(out_j, p["att_src"])]
     if edge_attr is not None:
         attr = edge_attr.view(-1, 1) if edge_attr.dim() == 1 else edge_attr
         if attr.size(0) != e:
             attr = attr[edge_type]
-        proj = (attr @ p["lin_edge.weight"].t()).view(e, h, c)
-        terms.append((proj * p["att_edge"][edge_type].view(e, h, c)).sum(-1))
+        proj = (attr @ p["lin_edge.weight"].t()).view(e, h, 1, c)
+        terms.append(score(proj, p["att_edge"]))
     if mode == "additive":
         score = torch.nn.functional.leaky_relu(sum(terms), negative_slope)
     else:
         score = terms[0]
         for t in terms[1:]:
             score = score * t
-    # softmax over the incoming edges of each destination, one group per (t, head)
+    # softmax over the incoming edges of each destination, one group per (t, head, d)
     alpha = torch.empty_like(score)
     for t in dst.unique():
         m = dst == t
         alpha[m] = torch.softmax(score[m], dim=0)
-    degree = torch.bincount(dst, minlength=n).double()[dst].unsqueeze(-1)  # [E, 1]
-    coef = alpha
+    degree = torch.bincount(dst, minlength=n).double()[dst].view(e, 1, 1, 1)
+    coef = alpha.unsqueeze(-1)                                        # [E, H, D, 1]
     if mod == "additive":
-        msg = out_j * alpha.unsqueeze(-1) + p["w"] * out_j
+        msg = out_j * coef + p["w"] * (out_j * torch.ones(e, h, d, 1, dtype=torch.float64))
     elif mod == "scaled":
-        s = torch.relu(degree @ p["l1"] + p["b1"]) @ p["l2"] + p["b2"]   # [E, C]
-        msg = out_j * alpha.unsqueeze(-1) * s.view(e, 1, c)
+        s = torch.relu(degree.view(e, 1) @ p["l1"] + p["b1"]) @ p["l2"] + p["b2"]  # [E, C]
+        msg = out_j * coef * s.view(e, 1, 1, c)
     else:
         if mod == "f-additive":
-            coef = torch.where(alpha > 0, alpha + 1, alpha)
+            coef = torch.where(coef > 0, coef + 1, coef)
         elif mod == "f-scaled":
-            coef = alpha * degree
-        msg = coef.unsqueeze(-1) * out_j
-    out = torch.zeros(n, h, c, dtype=torch.float64).index_add(0, dst, msg)
-    out = out.reshape(n, h * c) if concat else out.mean(dim=1)
+            coef = coef * degree
+        msg = coef * out_j
+    out = torch.zeros(n, h, d, c, dtype=torch.float64).index_add(0, dst, msg)
+    out = out.reshape(n, h * d * c) if concat else out.mean(dim=1).reshape(n, d * c)
     if p.get("bias") is not None:
         out = out + p["bias"]
-    return out, alpha
+    return out, alpha.reshape(e, h * d)
 
 
 # ---- graphs -------------------------------------------------------------------------
@@ -142,7 +144,7 @@ def check(conv, kind, seed, edge_attr_rows=None, attention=False):
     out, alpha = (result[0], result[1][1]) if attention else (result, None)
     if attention:
         assert result[1][0] is edge_index
-        assert alpha.shape == (edge_index.size(1), conv.heads)
+        assert alpha.shape == (edge_index.size(1), conv.heads * conv.dim)
 
     p = {k: v.detach().double().requires_grad_() for k, v in conv.named_parameters()}
     xr = x.detach().double().requires_grad_()
@@ -150,7 +152,7 @@ def check(conv, kind, seed, edge_attr_rows=None, attention=False):
     ref, ref_alpha = reference(
         p, xr, edge_index, edge_type, er, heads=conv.heads, channels=conv.out_channels,
         mode="multiplicative" if conv.attention_mode.startswith("multiplicative") else "additive",
-        mod=conv.mod, negative_slope=conv.negative_slope, concat=conv.concat)
+        mod=conv.mod, negative_slope=conv.negative_slope, concat=conv.concat, dim=conv.dim)
     assert out.shape == ref.shape
     assert rel_err(out, ref) < TOL
     if attention:
@@ -251,6 +253,25 @@ def test_mod_multiplicative_mean(mod):
     check(conv, "random", 7)
 
 
+@pytest.mark.parametrize("kind", GRAPHS)
+@pytest.mark.parametrize("heads,dim,concat,mod,edge", [
+    (2, 3, True, None, False), (1, 2, False, None, True), (2, 2, True, "scaled", True),
+    (2, 2, False, "additive", False), (2, 2, True, "f-scaled", False)])
+def test_dim(kind, heads, dim, concat, mod, edge):
+    """dim > 1 (multiplicative only): H·D scores per edge, output [N, H·D·C]
+    (concat) or [N, D·C]; PyG's per-(head, d) α."""
+    conv = hnn.RGATConv(IN, 4, R, heads=heads, dim=dim, concat=concat, mod=mod,
+                        edge_dim=3 if edge else None,
+                        attention_mode="multiplicative-self-attention")
+    assert f"heads={heads * dim}" in conv.model_spec
+    randomize(conv, 19)
+    with torch.no_grad():
+        for name in ("l1", "b1"):
+            if hasattr(conv, name):
+                getattr(conv, name).mul_(0.2)
+    check(conv, kind, 20, edge_attr_rows="edges" if edge else None, attention=True)
+
+
 def test_f_additive_where_alpha_underflows():
     """f-additive adds 1 only where α > 0: with scores 200 apart, float32's
     exp underflows and α = 0 exactly on the losing edge (PyG's torch.where)."""
@@ -287,6 +308,38 @@ def test_edge_attr_per_relation_and_one_dimensional():
     conv = hnn.RGATConv(IN, 4, R, heads=1, edge_dim=1, mod="f-scaled")
     randomize(conv, 12)
     check(conv, "isolated", 13, edge_attr_rows="edges")
+
+
+def test_edge_attr_as_sparse_values():
+    """A sparse adj_t with [E, F] values: PyG reads them as edge_attr (the
+    relations then come from edge_type); an explicit edge_attr wins. α
+    comes back as the values of the same layout."""
+    conv = hnn.RGATConv(IN, 4, R, heads=2, edge_dim=3)
+    randomize(conv, 16)
+    n, ei, et = graph("random", R, 17)
+    keep = np.sort(np.unique((ei[0] * n + ei[1]).numpy(), return_index=True)[1])
+    ei, et = ei[:, keep], et[keep]
+    x, attr = torch.randn(n, IN), torch.randn(ei.size(1), 3)
+    coo = torch.sparse_coo_tensor(ei.flip(0), attr, (n, n, 3))
+    with torch.no_grad():
+        out, (_, alpha) = conv(x, ei, et, attr, return_attention_weights=True)
+        assert torch.allclose(conv(x, coo, et), out, atol=1e-6)
+        assert torch.allclose(conv(x, coo, et, attr), out, atol=1e-6)
+        mine, (adj, a) = conv(x, coo, et, return_attention_weights=True)
+        assert torch.allclose(a, alpha, atol=1e-6) and adj.shape == (n, n, 2)
+        assert not torch.allclose(conv(x, coo, et, torch.zeros_like(attr)), out, atol=1e-3)
+
+
+def test_size_repeats_the_node_count():
+    conv = hnn.RGATConv(IN, 4, R)
+    n, ei, et = graph("random", R, 18)
+    x = torch.randn(n, IN)
+    with torch.no_grad():
+        out = conv(x, ei, et)
+        assert torch.equal(conv(x, ei, et, size=(n, n)), out)
+        assert torch.equal(conv(x, ei, et, size=(None, n)), out)
+        with pytest.raises(ValueError, match="both the sources and the destinations"):
+            conv(x, ei, et, size=(n, n + 1))
 
 
 def test_edge_dim_without_edge_attr():
@@ -344,8 +397,8 @@ def test_refused():
         hnn.RGATConv(IN, 4, R, attention_mode="dot")
     with pytest.raises(ValueError, match="needs dim=1"):
         hnn.RGATConv(IN, 4, R, dim=2)
-    with pytest.raises(NotImplementedError, match="only dim=1"):
-        hnn.RGATConv(IN, 4, R, dim=2, attention_mode="multiplicative-self-attention")
+    with pytest.raises(ValueError, match="dim must be a positive integer"):
+        hnn.RGATConv(IN, 4, R, dim=0, attention_mode="multiplicative-self-attention")
     with pytest.raises(ValueError, match="mod must be None or one of"):
         hnn.RGATConv(IN, 4, R, mod="scale")
     with pytest.raises(ValueError, match="mod must be None when dropout > 0"):

@@ -34,6 +34,7 @@ class Edges(NamedTuple):
     edge_type: Optional[torch.Tensor]  # [E] relation ids, or None
     size: Optional[Tuple[int, int]]  # (num sources, num destinations) of a sparse adjacency
     features: bool                   # the adjacency's values are edge features ([E, F])
+    values: Optional[torch.Tensor] = None  # those [E, F] values, in stored order
 
 
 def _sparse_tensor_class():
@@ -105,7 +106,7 @@ def edges(layer: str, adj, edge_type=None, *, device, typed: bool = True,
     index = torch.stack([col.to(torch.int64), row.to(torch.int64)])
     features = value is not None and value.dim() > 1
     if not typed:
-        return Edges(index, None, (size[1], size[0]), features)
+        return Edges(index, None, (size[1], size[0]), features, value if features else None)
     if edge_type is None:
         if value is None or value.dim() != 1 or value.is_floating_point() \
                 or value.is_complex() or value.dtype == torch.bool:
@@ -116,7 +117,7 @@ def edges(layer: str, adj, edge_type=None, *, device, typed: bool = True,
                 "per edge as its values (PyG's convention) or pass edge_type")
         edge_type = value.detach()
     edge_type = _check_edge_type(layer, edge_type, index.size(1), device)
-    return Edges(index, edge_type, (size[1], size[0]), features)
+    return Edges(index, edge_type, (size[1], size[0]), features, value if features else None)
 
 
 def _check_edge_type(layer, edge_type, num_edges, device):

@@ -35,13 +35,18 @@ class RGATConv(CompiledLayer):
     'additive' out_t += w ⊙ Σ_e z_e; 'scaled' out_t ⊙= relu(deg_t·l1 + b1)·l2 + b2;
     'f-additive' α_e + 1 where α_e > 0; 'f-scaled' α_e · deg_t. Every variant is
     a model of its own (hector.models.rgat: mode, mod, edge_dim, alpha).
+    With dim = D > 1 (multiplicative mode only, as PyG) every head has D
+    scores, each with its own attention vectors, and the output has H·D·C
+    features ((head, d) blocks of C: α_e,h,d z_e,h), D·C with concat=False;
+    it is compiled as H·D heads, W_r's head blocks repeated D times in torch
+    (so the typed GEMM does D times the work of z).
 
     It differs from PyG's RGATConv in its attention parameters: PyG scores
     an edge with q_t + k_s (or q_t · k_s), where q = (x_t W_r) Q and
     k = (x_s W_r) K mix all H·C features into each head's score through Q
     and K ([H·C, H]) shared by all relations (likewise its e for edge
     features); here each relation has its own attention vectors att_src,
-    att_dst (and att_edge) [R, H·C], and a head's score reads only that
+    att_dst (and att_edge) [R, H·D·C], and a head's score reads only that
     head's C features. Parameters: weight (or basis + att, or blocks, as in
     PyG), att_src, att_dst, bias; lin_edge (PyG's: a bias-free Linear) and
     att_edge with edge_dim; w with mod='additive'; l1, b1, l2, b2 with
@@ -50,22 +55,24 @@ class RGATConv(CompiledLayer):
     state_dict does not load.
 
     Supported: heads, concat, negative_slope (compiled into the library),
-    num_bases, num_blocks, bias, mod, attention_mode, edge_dim, dropout in
-    eval mode; in forward, edge_index [2, E] with edge_type, or a sparse
+    num_bases, num_blocks, bias, mod, attention_mode, dim, edge_dim, dropout
+    in eval mode; in forward, edge_index [2, E] with edge_type, or a sparse
     adjacency adj_t [N, N] (torch.sparse COO/CSR/CSC,
     torch_sparse.SparseTensor) whose integer values are the edge types when
     edge_type is None (hector.nn._adjacency); edge_attr [E, edge_dim] (or
     [E] when edge_dim is 1, or one row per relation, PyG's index_select by
     edge_type) when edge_dim is set; return_attention_weights (a bool: the
-    result is (out, (edge_index, α)) with α [E, heads] before `mod`, in the
+    result is (out, (edge_index, α)) with α [E, heads·dim] before `mod`, in the
     caller's edge order; for a torch.sparse adjacency (out, (adj_t with
     values α, α)), for a SparseTensor (out, adj_t with values α), as PyG).
     Not supported (NotImplementedError): attention_mechanism='within-relation'
     (its softmax is over the incoming edges of t *of one relation*, which
-    hgraph.edge_softmax cannot group), dim != 1, dropout > 0 in training
+    hgraph.edge_softmax cannot group), dropout > 0 in training
     mode (hgraph has no random-number op); in forward, x=None or node ids
-    (featureless), [E, F] values of a sparse adjacency (give edge_attr), and
-    size.
+    (featureless). `size` may only repeat x's node count ((N, N), entries
+    may be None), as PyG allows for one x; [E, F] values of a sparse
+    adjacency are edge_attr when edge_attr is not given (PyG's reading; the
+    relations then come from edge_type).
     """
 
     model = "rgat"
@@ -99,8 +106,6 @@ class RGATConv(CompiledLayer):
         if dim > 1 and attention_mode == "additive-self-attention":
             raise ValueError("attention_mode='additive-self-attention' needs dim=1 (PyG: use "
                              "'multiplicative-self-attention' for dim > 1)")
-        if dim != 1:
-            raise NotImplementedError(f"hector.nn.RGATConv supports only dim=1, got {dim!r}")
         if mod is not None and mod not in _MODS:
             raise ValueError(f"mod must be None or one of {', '.join(map(repr, _MODS))}, "
                              f"got {mod!r}")
@@ -123,9 +128,10 @@ class RGATConv(CompiledLayer):
                 or not math.isfinite(negative_slope):
             raise ValueError(f"negative_slope must be a finite number, got {negative_slope!r}")
         width = heads * out_channels
+        att_width = width * dim  # one C-vector per (head, dim) pair and relation
         extra = []
         if edge_dim is not None:
-            extra += [(width, edge_dim), (num_relations, width)]
+            extra += [(width, edge_dim), (num_relations, att_width)]
         if mod == "additive":
             extra.append((out_channels,))
         elif mod == "scaled":
@@ -136,8 +142,8 @@ class RGATConv(CompiledLayer):
             f"num_relations={num_relations}, heads={heads}, num_bases={num_bases}, "
             f"num_blocks={num_blocks}, edge_dim={edge_dim}",
             *relation_shapes(num_relations, in_channels, width, num_bases, num_blocks),
-            (num_relations, width), (num_relations, width),
-            (width if concat else out_channels,), *extra)
+            (num_relations, att_width), (num_relations, att_width),
+            (att_width if concat else dim * out_channels,), *extra)
         self.in_channels, self.out_channels = in_channels, out_channels
         self.num_relations, self.heads = num_relations, heads
         self.concat, self.negative_slope = concat, float(negative_slope)
@@ -146,11 +152,11 @@ class RGATConv(CompiledLayer):
         self.dim, self.dropout, self.edge_dim = dim, float(dropout), edge_dim
         relation_parameters(self, num_relations, in_channels, width, num_bases, num_blocks,
                             basis_name="basis", coeff_name="att")
-        self.att_src = torch.nn.Parameter(torch.empty(num_relations, width))
-        self.att_dst = torch.nn.Parameter(torch.empty(num_relations, width))
+        self.att_src = torch.nn.Parameter(torch.empty(num_relations, att_width))
+        self.att_dst = torch.nn.Parameter(torch.empty(num_relations, att_width))
         if edge_dim is not None:
             self.lin_edge = torch.nn.Linear(edge_dim, width, bias=False)
-            self.att_edge = torch.nn.Parameter(torch.empty(num_relations, width))
+            self.att_edge = torch.nn.Parameter(torch.empty(num_relations, att_width))
         else:
             self.lin_edge = None
             self.register_parameter("att_edge", None)
@@ -162,7 +168,8 @@ class RGATConv(CompiledLayer):
             self.l2 = torch.nn.Parameter(torch.empty(out_channels, out_channels))
             self.b2 = torch.nn.Parameter(torch.empty(1, out_channels))
         if bias:
-            self.bias = torch.nn.Parameter(torch.empty(width if concat else out_channels))
+            self.bias = torch.nn.Parameter(torch.empty(att_width if concat
+                                                       else dim * out_channels))
         else:
             self.register_parameter("bias", None)
         self.reset_parameters()
@@ -188,8 +195,10 @@ class RGATConv(CompiledLayer):
             torch.nn.init.zeros_(self.bias)
 
     def _spec_args(self, edge_input: bool = True, attention: bool = False) -> dict:
-        args = {"width": self.in_channels, "out_width": self.heads * self.out_channels,
-                "heads": self.heads}
+        # dim > 1: each (head, dim) pair is a head of the compiled model
+        args = {"width": self.in_channels,
+                "out_width": self.heads * self.dim * self.out_channels,
+                "heads": self.heads * self.dim}
         if self.negative_slope != 0.2:
             args["negative_slope"] = self.negative_slope
         if _MODES[self.attention_mode] != "additive":
@@ -212,8 +221,6 @@ class RGATConv(CompiledLayer):
 
     def forward(self, x, edge_index, edge_type=None, edge_attr=None, size=None,
                 return_attention_weights=None):
-        if size is not None:
-            raise NotImplementedError("hector.nn.RGATConv.forward does not support size")
         if return_attention_weights is not None and not isinstance(return_attention_weights,
                                                                    bool):
             raise TypeError(f"return_attention_weights must be None or a bool (either asks "
@@ -232,31 +239,39 @@ class RGATConv(CompiledLayer):
                 "or use hector.nn.RGCNConv, which takes them")
         x = check_features("RGATConv", x, self.in_channels)
         edges = _adjacency.edges("RGATConv", edge_index, edge_type, device=x.device)
-        if edges.features:
-            raise NotImplementedError(
-                "hector.nn.RGATConv does not read edge features from a sparse adjacency's "
-                "[E, F] values; store the relation ids as its values and pass the features "
-                "as edge_attr, or give edge_index [2, E] with edge_type")
+        if edges.features and edge_attr is None:  # PyG reads [E, F] values as edge_attr
+            if self.edge_dim is None:
+                raise ValueError(
+                    "hector.nn.RGATConv got a sparse adjacency with [E, F] values, which PyG "
+                    "reads as edge_attr, but has no edge_dim: construct it with edge_dim=F, "
+                    "or store the relation ids as its values")
+            edge_attr = edges.values
         _adjacency.check_size("RGATConv", edges, x.size(0), x.size(0))
+        if size is not None and (len(size) != 2 or any(
+                s is not None and s != x.size(0) for s in size)):
+            raise ValueError(f"hector.nn.RGATConv: size={size!r}, but x has {x.size(0)} "
+                             f"nodes, which are both the sources and the destinations")
         num_edges = edges.index.size(1)
         if edge_attr is not None:
             edge_attr = self._edge_features(edge_attr, edges.edge_type, num_edges, x.device)
         pre = relational_graph(edges, x.size(0), x.size(0), self.num_relations, x.device)
         weight = relation_weight(self, self.num_relations, self.in_channels,
                                  self.heads * self.out_channels)
-        tensors = {"h": x, "W": weight, "a": self.att_src, "b": self.att_dst}
+        tensors = {"h": x, "W": self._per_dim(weight), "a": self.att_src, "b": self.att_dst}
         perm = None
         if edge_attr is not None or return_attention_weights is not None:
             perm = pre.edge_perm  # int32: numpy (read-only) on the CPU, a tensor on a GPU
             perm = perm.long() if isinstance(perm, torch.Tensor) else \
                 torch.from_numpy(perm.astype("int64"))
         if edge_attr is not None:  # the library reads edges in the graph's canonical order
-            tensors.update(ea=edge_attr[perm], We=self.lin_edge.weight.t(), c=self.att_edge)
+            tensors.update(ea=edge_attr[perm], We=self._per_dim(self.lin_edge.weight.t()),
+                           c=self.att_edge)
+        heads = self.heads * self.dim
         if self.mod == "additive":
-            tensors["w"] = self.w.repeat(self.heads)
+            tensors["w"] = self.w.repeat(heads)
         elif self.mod == "scaled":  # the heads share l2, b2: tiled to [C, H·C], [H·C]
-            tensors.update(l1=self.l1, b1=self.b1.view(-1), l2=self.l2.repeat(1, self.heads),
-                           b2=self.b2.view(-1).repeat(self.heads))
+            tensors.update(l1=self.l1, b1=self.b1.view(-1), l2=self.l2.repeat(1, heads),
+                           b2=self.b2.view(-1).repeat(heads))
         attention = return_attention_weights is not None
         spec = self.spec_for(edge_attr is not None, attention)
         lib = self.library(x.device, self.needs_grad(x, *tensors.values()), spec)
@@ -264,7 +279,7 @@ class RGATConv(CompiledLayer):
                                check_indices=False, **tensors)
         out = results[0]
         if not self.concat:
-            out = out.view(x.size(0), self.heads, self.out_channels).mean(dim=1)
+            out = out.view(x.size(0), self.heads, self.dim * self.out_channels).mean(dim=1)
         if self.bias is not None:
             out = out + self.bias
         if not attention:
@@ -274,6 +289,15 @@ class RGATConv(CompiledLayer):
         if _adjacency.is_sparse(edge_index):
             return out, _adjacency.with_values(edge_index, alpha)
         return out, (edge_index, alpha)
+
+    def _per_dim(self, matrix: torch.Tensor) -> torch.Tensor:
+        """[..., H·C] -> [..., H·dim·C]: head h's C columns repeated dim times
+        (layout: PyG's (head, dim) message is head h's z times α of the pair)."""
+        if self.dim == 1:
+            return matrix
+        shape = matrix.shape[:-1]
+        return matrix.reshape(*shape, self.heads, 1, self.out_channels).expand(
+            *shape, self.heads, self.dim, self.out_channels).reshape(*shape, -1)
 
     def _edge_features(self, edge_attr, edge_type, num_edges, device) -> torch.Tensor:
         """edge_attr as [E, edge_dim] float32 rows in the caller's edge order."""
