@@ -76,7 +76,7 @@ hgraph.func @rgcn(%g: !hgraph.graph, {_arg("h", h)},
 
 
 def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod="none",
-         edge_dim=0, alpha="no"):
+         edge_dim=0, alpha="no", within=0):
     """RGAT with PyG's RGATConv options (hector.nn.RGATConv):
 
     mode      "additive": score = LeakyReLU(s_src + s_dst [+ s_edge]);
@@ -91,7 +91,17 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
     edge_dim  > 0: an edge-wise input `ea` [E, edge_dim], projected by a single
               weight `We` [edge_dim, out] and scored per head against the
               relation's vector `c` [R, out]: s_edge = c_φ(e) · (ea_e We).
-    alpha     "yes": α (before mod) is a second, edge-wise result."""
+    alpha     "yes": α (before mod) is a second, edge-wise result.
+    within    R > 0: PyG's attention_mechanism='within-relation' for R
+              relations: the softmax runs over the incoming edges of t of the
+              edge's relation. hgraph.edge_softmax groups by destination
+              only, so it is spelled with R columns per head: an argument
+              `P` (an edge-typed [R, H·R] weight, P[r] = one-hot of r in every
+              head block, which the caller fills) spreads each score into its
+              relation's column, `aggregate max`/`sum` per destination give
+              every (t, r) group's maximum and sum, and a per-head `dot` with
+              P picks the edge's group back: O(E·H·R) work and temporaries,
+              where a grouped edge softmax would need O(E·H)."""
     h = _feature("node", width_in)
     z, o = _feature("edge", width_out, heads), _feature("node", width_out, heads)
     s = _feature("edge", heads, heads)
@@ -121,11 +131,37 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
         last = "sum1"
     if mode == "multiplicative":
         rule = "".join(f"({term})" for term in score_terms)
-        body += f"  %alpha = hgraph.edge_softmax %{last} : {s}\n"
+        score = last
     else:
         rule = f"LeakyReLU_{negative_slope:g}({' + '.join(score_terms)})"
-        body += f"""  %score = hgraph.leaky_relu %{last} alpha {_float(negative_slope)} : {s}
-  %alpha = hgraph.edge_softmax %score : {s}
+        body += f"  %score = hgraph.leaky_relu %{last} alpha {_float(negative_slope)} : {s}\n"
+        score = "score"
+    group = "t"
+    if not within:
+        body += f"  %alpha = hgraph.edge_softmax %{score} : {s}\n"
+    else:
+        group = "t of relation φ(e)"
+        k = _feature("edge", heads * within, heads)
+        nk, pw = _feature("node", heads * within, heads), _weight("edge", heads * within)
+        args.append(_arg("P", pw))
+        # column (h, r) of a row of k holds its head-h value if φ(e) = r, else -1e30
+        body += f"""  %onehot = hgraph.typed_vector %P : {pw} -> {k}
+  %kzero = hgraph.zeros : {k}
+  %kone = hgraph.exp %kzero : {k}
+  %other = hgraph.sub %onehot, %kone : {k}
+  %lowest = hgraph.const_scale %other by 1.000000e+30 : {k}
+  %spread = hgraph.scale %{score}, %onehot : {s}, {k} -> {k}
+  %masked = hgraph.add %spread, %lowest : {k}
+  %gmax_t = hgraph.aggregate max %masked : {k} -> {nk}
+  %gmax_e = hgraph.gather %gmax_t from dst : {nk} -> {k}
+  %gmax = hgraph.dot %gmax_e, %onehot : {k} -> {s}
+  %shifted = hgraph.sub %{score}, %gmax : {s}
+  %expd = hgraph.exp %shifted : {s}
+  %expk = hgraph.scale %expd, %onehot : {s}, {k} -> {k}
+  %gsum_t = hgraph.aggregate sum %expk : {k} -> {nk}
+  %gsum_e = hgraph.gather %gsum_t from dst : {nk} -> {k}
+  %gsum = hgraph.dot %gsum_e, %onehot : {k} -> {s}
+  %alpha = hgraph.div %expd, %gsum : {s}
 """
     one = _feature("edge", 1)
     degree = f"""  %zero1 = hgraph.zeros : {one}
@@ -182,13 +218,15 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
         results, ret = o, f"  hgraph.return %out : {o}\n"
     notes = [f"//   {k}: {v}\n" for k, v in (
         ("mod", mod), ("edge input", f"ea [E, {edge_dim}]" if edge_dim else "none"),
-        ("results", "h', α" if alpha == "yes" else "h'")) if v not in ("none", "h'")]
+        ("results", "h', α" if alpha == "yes" else "h'"),
+        ("softmax groups", f"(destination, relation) of {within} relations, P [R, H·R]"
+         if within else "none")) if v not in ("none", "h'")]
     lines = [args[0]] + [", ".join(args[i:i + 3]) for i in range(1, len(args), 3)]
     signature = ",\n                  ".join(lines)
     return f"""// RGAT (BRIEF.md §4), {heads} head(s) of {c} features:
 //   z_e     = W_φ(e)ᵀ h_s
 //   score_e = {rule}   (per head)
-//   α_e     = softmax of score over the incoming edges of t
+//   α_e     = softmax of score over the incoming edges of {group}
 //   h'_t    = Σ_e {weights} z_e{tail}
 {"".join(notes)}hgraph.func @rgat(%g: !hgraph.graph, {signature}) -> {results} {{
 {body}{ret}}}
@@ -257,7 +295,7 @@ MODELS = {"rgcn": rgcn, "rgat": rgat, "hgt": hgt}
 # Options a model takes beyond the widths and heads, with their defaults.
 OPTIONS = {"rgcn": {"aggr": "mean"},
            "rgat": {"negative_slope": 0.2, "mode": "additive", "mod": "none", "edge_dim": 0,
-                    "alpha": "no"},
+                    "alpha": "no", "within": 0},
            "hgt": {"residual": "auto"}}
 # The values a word-valued option takes.
 CHOICES = {"aggr": ("mean", "sum"), "residual": ("auto", "separate"),
@@ -297,11 +335,11 @@ def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **opti
                 or not math.isfinite(slope):
             raise ValueError(f"negative_slope must be a finite number, got {slope!r}")
         options["negative_slope"] = float(slope)
-    if "edge_dim" in options:
-        edge_dim = options["edge_dim"]
-        if isinstance(edge_dim, bool) or not isinstance(edge_dim, int) or edge_dim < 0:
-            raise ValueError(f"edge_dim must be a non-negative integer (0: no edge input), "
-                             f"got {edge_dim!r}")
+    for name, zero in (("edge_dim", "no edge input"), ("within", "across-relation")):
+        value = options.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer (0: {zero}), "
+                             f"got {value!r}")
     return MODELS[model](width, out_width, heads, **options)
 
 

@@ -19,8 +19,9 @@ RGATConv (which compute the same function for the parameters set here),
 also for PyG's other inputs: sparse adjacencies (torch.sparse COO/CSR/CSC,
 and torch_sparse.SparseTensor where that package is installed), featureless
 x (None or node ids) and bipartite x=(x_src, x_dst), and RGATConv's options
-(mod, multiplicative attention, edge_dim with edge_attr,
-return_attention_weights) against PyG's RGATConv with the same options.
+(mod, within-relation and multiplicative attention, dim, edge_dim with
+edge_attr, return_attention_weights) against PyG's RGATConv with the same
+options.
 Not collected by CI (CI runs test/python only).
 """
 
@@ -102,6 +103,9 @@ def rgat_option_layers(num_relations: int) -> dict:
         "rgat_edge": conv(edge_dim=EDGE_DIM),
         "rgat_edge_mult": conv(edge_dim=EDGE_DIM, attention_mode=mult),
         "rgat_dim3": conv(attention_mode=mult, dim=3),
+        "rgat_within": conv(attention_mechanism="within-relation"),
+        "rgat_within_mult_f_scaled": conv(attention_mechanism="within-relation",
+                                          attention_mode=mult, mod="f-scaled"),
         "rgat_dim2_edge_additive_mean": conv(attention_mode=mult, dim=2, edge_dim=EDGE_DIM,
                                              mod="additive", concat=False),
     }
@@ -115,7 +119,11 @@ def library_specs() -> list:
     layers use their featureless_model_spec; RGATConv's options also the
     variant that returns α, and without edge_attr)."""
     specs = {make().model_spec for make in layers(3).values()}
-    for make in rgat_option_layers(3).values():
+    # within-relation compiles the relation count in: that of test_rgat_options_equal_pyg
+    from model_cases import GRAPHS as graphs
+
+    relations = graphs["random_graph"](np.random.default_rng(0))["num_edge_types"]
+    for make in rgat_option_layers(relations).values():
         conv = make()
         specs.update(conv.spec_for(edge, attention)
                      for edge in (True, False) for attention in (False, True))
@@ -362,6 +370,7 @@ def _rgat_pair(heads, num_relations, name=None):
     c, heads = conv.out_channels, conv.heads
     dim = conv.dim
     theirs = pyg.RGATConv(WIDTH, c, num_relations, heads=heads, mod=conv.mod,
+                          attention_mechanism=conv.attention_mechanism,
                           attention_mode=conv.attention_mode, concat=conv.concat,
                           dim=dim, edge_dim=conv.edge_dim).to(DEVICE)
     with torch.no_grad():
@@ -392,8 +401,9 @@ def _rgat_pair(heads, num_relations, name=None):
 @pytest.mark.parametrize("attention", [False, True])
 @pytest.mark.parametrize("name", sorted(rgat_option_layers(3)))
 def test_rgat_options_equal_pyg(name, attention):
-    """RGATConv's mod, attention_mode, edge_dim (with edge_attr) and
-    return_attention_weights against PyG's RGATConv with the same options:
+    """RGATConv's mod, attention_mechanism, attention_mode, dim, edge_dim
+    (with edge_attr) and return_attention_weights against PyG's RGATConv
+    with the same options:
     the output and α (compared as one vector, and differentiated together),
     the gradients of x, edge_attr and the parameters both layers share."""
     g, ei, et = homogeneous("random_graph")

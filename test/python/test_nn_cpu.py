@@ -467,8 +467,8 @@ def test_graph_cache_capacity():
     (lambda: hnn.RGCNConv(16, 8, 3, num_bases=2, num_blocks=2), ValueError, "both"),
     (lambda: hnn.RGCNConv(16, 8, 3, num_blocks=3), ValueError, "must divide"),
     # RGATConv's mod, attention_mode, dim, edge_dim, dropout: test_nn_rgat_options.py
-    (lambda: hnn.RGATConv(16, 8, 3, attention_mechanism="within-relation"),
-     NotImplementedError, "across-relation"),
+    (lambda: hnn.RGATConv(16, 8, 3, attention_mechanism="within"), ValueError,
+     "across-relation"),
     (lambda: hnn.RGATConv(16, 8, 3, dim=2), ValueError, "needs dim=1"),
     (lambda: hnn.RGATConv(16, 8, 3, aggr="mean"), NotImplementedError, "aggr='add'"),
     (lambda: hnn.RGATConv(16, 8, 3, negative_slope=float("nan")), ValueError, "finite"),

@@ -1,5 +1,6 @@
 """hector.nn.RGATConv's PyG options on the CPU: return_attention_weights,
-attention_mode='multiplicative-self-attention', mod ('additive', 'scaled',
+attention_mode='multiplicative-self-attention' (with dim > 1),
+attention_mechanism='within-relation', mod ('additive', 'scaled',
 'f-additive', 'f-scaled') and edge_dim with edge_attr, each a compiled model
 variant (hector.models.rgat). Every case is checked against a float64
 reference written here from PyG 2.8's RGATConv.message (per-edge messages,
@@ -39,7 +40,7 @@ def rel_err(actual, expected):
 # ---- the float64 reference, from PyG 2.8's RGATConv.message/update ----------------
 
 def reference(p, x, edge_index, edge_type, edge_attr, *, heads, channels, mode, mod,
-              negative_slope, concat, dim=1):
+              negative_slope, concat, dim=1, within=False):
     """out [N, H·D·C or D·C] and α [E, H·D] (before mod, as PyG's _alpha),
     float64, D = dim. `p` holds the layer's parameters (float64 leaves)."""
     src, dst = edge_index[0], edge_index[1]
@@ -64,10 +65,12 @@ def reference(p, x, edge_index, edge_type, edge_attr, *, heads, channels, mode, 
         score = terms[0]
         for t in terms[1:]:
             score = score * t
-    # softmax over the incoming edges of each destination, one group per (t, head, d)
+    # softmax over the incoming edges of each destination (within-relation: of
+    # each destination and relation), one group per (group, head, d)
     alpha = torch.empty_like(score)
-    for t in dst.unique():
-        m = dst == t
+    groups = dst * R + edge_type if within else dst
+    for t in groups.unique():
+        m = groups == t
         alpha[m] = torch.softmax(score[m], dim=0)
     degree = torch.bincount(dst, minlength=n).double()[dst].view(e, 1, 1, 1)
     coef = alpha.unsqueeze(-1)                                        # [E, H, D, 1]
@@ -152,7 +155,8 @@ def check(conv, kind, seed, edge_attr_rows=None, attention=False):
     ref, ref_alpha = reference(
         p, xr, edge_index, edge_type, er, heads=conv.heads, channels=conv.out_channels,
         mode="multiplicative" if conv.attention_mode.startswith("multiplicative") else "additive",
-        mod=conv.mod, negative_slope=conv.negative_slope, concat=conv.concat, dim=conv.dim)
+        mod=conv.mod, negative_slope=conv.negative_slope, concat=conv.concat, dim=conv.dim,
+        within=conv.attention_mechanism == "within-relation")
     assert out.shape == ref.shape
     assert rel_err(out, ref) < TOL
     if attention:
@@ -272,6 +276,44 @@ def test_dim(kind, heads, dim, concat, mod, edge):
     check(conv, kind, 20, edge_attr_rows="edges" if edge else None, attention=True)
 
 
+@pytest.mark.parametrize("kind", GRAPHS)
+@pytest.mark.parametrize("heads,mode,mod,dim", [
+    (2, "additive-self-attention", None, 1), (1, "multiplicative-self-attention", None, 1),
+    (2, "additive-self-attention", "f-scaled", 1),
+    (2, "multiplicative-self-attention", "scaled", 2)])
+def test_within_relation(kind, heads, mode, mod, dim):
+    """PyG's attention_mechanism='within-relation': α sums to one over the
+    incoming edges of each (destination, relation)."""
+    conv = hnn.RGATConv(IN, 4, R, heads=heads, attention_mechanism="within-relation",
+                        attention_mode=mode, mod=mod, dim=dim)
+    assert f"within={R}" in conv.model_spec
+    randomize(conv, 21)
+    with torch.no_grad():
+        for name in ("l1", "b1"):
+            if hasattr(conv, name):
+                getattr(conv, name).mul_(0.2)
+    check(conv, kind, 22, attention=True)
+
+
+def test_within_relation_is_stable():
+    """Scores 1000 apart in different relations of one destination: each
+    relation's group subtracts its own maximum (PyG's per-relation softmax),
+    so nothing underflows to 0/0."""
+    conv = hnn.RGATConv(2, 1, 2, attention_mechanism="within-relation", bias=False,
+                        negative_slope=1.0)  # score = z_s
+    with torch.no_grad():
+        conv.weight.copy_(torch.tensor([[[1.0], [0.0]], [[1.0], [0.0]]]))
+        conv.att_src.fill_(1.0)
+        conv.att_dst.zero_()
+    x = torch.tensor([[1000.0, 0.0], [999.0, 0.0], [-1000.0, 0.0], [-1001.0, 0.0], [0, 0]])
+    ei = torch.tensor([[0, 1, 2, 3], [4, 4, 4, 4]])
+    with torch.no_grad():
+        out, (_, alpha) = conv(x, ei, torch.tensor([0, 0, 1, 1]), return_attention_weights=True)
+    e = 1 / (1 + np.exp(-1.0))
+    assert torch.allclose(alpha[:, 0], torch.tensor([e, 1 - e, e, 1 - e]).float(), atol=1e-6)
+    assert torch.isfinite(out).all()
+
+
 def test_f_additive_where_alpha_underflows():
     """f-additive adds 1 only where α > 0: with scores 200 apart, float32's
     exp underflows and α = 0 exactly on the losing edge (PyG's torch.where)."""
@@ -373,7 +415,7 @@ def test_dropout_in_eval_mode():
 
 def test_specs_round_trip():
     for options in ({"mode": "multiplicative"}, {"mod": "f-scaled"}, {"edge_dim": 5},
-                    {"alpha": "yes", "mod": "scaled", "edge_dim": 2}):
+                    {"alpha": "yes", "mod": "scaled", "edge_dim": 2}, {"within": 4}):
         text = models.spec("rgat", 16, 8, 2, **options)
         assert models.from_spec(text) == models.generate("rgat", 16, 8, 2, **options)
     assert models.spec("rgat", 16, 8, 2, mode="additive", mod="none", edge_dim=0,
@@ -382,6 +424,8 @@ def test_specs_round_trip():
         models.generate("rgat", 16, mod="scaling")
     with pytest.raises(ValueError, match="edge_dim must be a non-negative integer"):
         models.generate("rgat", 16, edge_dim=-1)
+    with pytest.raises(ValueError, match="within must be a non-negative integer"):
+        models.generate("rgat", 16, within=1.5)
     with pytest.raises(ValueError, match="several results"):
         models.stack("rgat", 2, 16, alpha="yes")
 
@@ -389,8 +433,6 @@ def test_specs_round_trip():
 # ---- refused, with clear errors -------------------------------------------------------
 
 def test_refused():
-    with pytest.raises(NotImplementedError, match="edge_softmax groups by destination only"):
-        hnn.RGATConv(IN, 4, R, attention_mechanism="within-relation")
     with pytest.raises(ValueError, match="attention_mechanism must be"):
         hnn.RGATConv(IN, 4, R, attention_mechanism="within")
     with pytest.raises(ValueError, match="attention_mode must be"):

@@ -27,14 +27,15 @@ class RGATConv(CompiledLayer):
         s_edge  = att_edge_r · (edge_attr_e · lin_edge.weightᵀ)        (with edge_dim)
         score_e = LeakyReLU(s_src + s_dst [+ s_edge])   attention_mode='additive-self-attention'
                   s_src · s_dst [· s_edge]              'multiplicative-self-attention'
-        α_e     = softmax of score_e over all incoming edges of t (across relations)
+        α_e     = softmax of score_e over all incoming edges of t (across relations),
+                  or over those of relation r ('within-relation')
         out_t   = Σ_e α_e z_e          concat: [H·C]; concat=False: mean over heads
 
     plus bias, and with PyG's cardinality-preserving `mod` (deg_t: in-degree
     of t over all relations; w, l1, b1, l2, b2 as PyG's, shared by the heads):
     'additive' out_t += w ⊙ Σ_e z_e; 'scaled' out_t ⊙= relu(deg_t·l1 + b1)·l2 + b2;
     'f-additive' α_e + 1 where α_e > 0; 'f-scaled' α_e · deg_t. Every variant is
-    a model of its own (hector.models.rgat: mode, mod, edge_dim, alpha).
+    a model of its own (hector.models.rgat: mode, mod, edge_dim, alpha, within).
     With dim = D > 1 (multiplicative mode only, as PyG) every head has D
     scores, each with its own attention vectors, and the output has H·D·C
     features ((head, d) blocks of C: α_e,h,d z_e,h), D·C with concat=False;
@@ -55,24 +56,24 @@ class RGATConv(CompiledLayer):
     state_dict does not load.
 
     Supported: heads, concat, negative_slope (compiled into the library),
-    num_bases, num_blocks, bias, mod, attention_mode, dim, edge_dim, dropout
-    in eval mode; in forward, edge_index [2, E] with edge_type, or a sparse
-    adjacency adj_t [N, N] (torch.sparse COO/CSR/CSC,
+    num_bases, num_blocks, bias, mod, attention_mechanism, attention_mode,
+    dim, edge_dim, dropout in eval mode; in forward, edge_index [2, E] with
+    edge_type, or a sparse adjacency adj_t [N, N] (torch.sparse COO/CSR/CSC,
     torch_sparse.SparseTensor) whose integer values are the edge types when
     edge_type is None (hector.nn._adjacency); edge_attr [E, edge_dim] (or
     [E] when edge_dim is 1, or one row per relation, PyG's index_select by
-    edge_type) when edge_dim is set; return_attention_weights (a bool: the
-    result is (out, (edge_index, α)) with α [E, heads·dim] before `mod`, in the
-    caller's edge order; for a torch.sparse adjacency (out, (adj_t with
-    values α, α)), for a SparseTensor (out, adj_t with values α), as PyG).
-    Not supported (NotImplementedError): attention_mechanism='within-relation'
-    (its softmax is over the incoming edges of t *of one relation*, which
-    hgraph.edge_softmax cannot group), dropout > 0 in training
+    edge_type) when edge_dim is set, or else a sparse adj_t's [E, F] values
+    (PyG's reading; the relations then come from edge_type);
+    return_attention_weights (a bool: the result is (out, (edge_index, α))
+    with α [E, heads·dim] before `mod`, in the caller's edge order; for a
+    torch.sparse adjacency (out, (adj_t with values α, α)), for a
+    SparseTensor (out, adj_t with values α), as PyG); size when it repeats
+    x's node count ((N, N), entries may be None: all PyG allows for one x).
+    'within-relation' is compiled without a grouped edge softmax (hgraph has
+    none): with R columns per head, O(E·H·R) work (hector.models.rgat's
+    `within`). Not supported (NotImplementedError): dropout > 0 in training
     mode (hgraph has no random-number op); in forward, x=None or node ids
-    (featureless). `size` may only repeat x's node count ((N, N), entries
-    may be None), as PyG allows for one x; [E, F] values of a sparse
-    adjacency are edge_attr when edge_attr is not given (PyG's reading; the
-    relations then come from edge_type).
+    (featureless) and bipartite x.
     """
 
     model = "rgat"
@@ -92,12 +93,6 @@ class RGATConv(CompiledLayer):
         if attention_mechanism not in ("across-relation", "within-relation"):
             raise ValueError(f"attention_mechanism must be 'within-relation' or "
                              f"'across-relation', got {attention_mechanism!r}")
-        if attention_mechanism == "within-relation":
-            raise NotImplementedError(
-                "hector.nn.RGATConv supports only attention_mechanism='across-relation': "
-                "'within-relation' takes the softmax over the incoming edges of each "
-                "(destination, relation) pair, and hgraph.edge_softmax groups by "
-                "destination only (it needs a per-relation grouping, with its gradient rule)")
         if attention_mode not in _MODES:
             raise ValueError(f"attention_mode must be 'additive-self-attention' or "
                              f"'multiplicative-self-attention', got {attention_mode!r}")
@@ -209,6 +204,8 @@ class RGATConv(CompiledLayer):
             args["edge_dim"] = self.edge_dim
         if attention:
             args["alpha"] = "yes"
+        if self.attention_mechanism == "within-relation":
+            args["within"] = self.num_relations
         return args
 
     def spec_for(self, edge_attr: bool = True, return_attention_weights: bool = False) -> str:
@@ -267,6 +264,8 @@ class RGATConv(CompiledLayer):
             tensors.update(ea=edge_attr[perm], We=self._per_dim(self.lin_edge.weight.t()),
                            c=self.att_edge)
         heads = self.heads * self.dim
+        if self.attention_mechanism == "within-relation":  # P[r]: one-hot of r per head
+            tensors["P"] = torch.eye(self.num_relations, device=x.device).repeat(1, heads)
         if self.mod == "additive":
             tensors["w"] = self.w.repeat(heads)
         elif self.mod == "scaled":  # the heads share l2, b2: tiled to [C, H·C], [H·C]
