@@ -75,31 +75,161 @@ hgraph.func @rgcn(%g: !hgraph.graph, {_arg("h", h)},
 """
 
 
-def rgat(width_in, width_out, heads=1, negative_slope=0.2):
+def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod="none",
+         edge_dim=0, alpha="no", within=0):
+    """RGAT with PyG's RGATConv options (hector.nn.RGATConv):
+
+    mode      "additive": score = LeakyReLU(s_src + s_dst [+ s_edge]);
+              "multiplicative": score = s_src · s_dst [· s_edge] (no LeakyReLU)
+    mod       PyG's cardinality preservation: "none"; "additive"
+              (h'_t += w ⊙ Σ_e z_e, w a single [out] vector); "scaled"
+              (h'_t ⊙= MLP(deg_t) = relu(deg_t·l1 + b1)·l2 + b2, l1 [1, out/H],
+              b1 [out/H], l2 [out/H, out], b2 [out]: the caller tiles PyG's
+              [C, C] l2 and [C] b2 over the heads); "f-additive" (α + 1 where
+              α > 0); "f-scaled" (α · deg_t). deg_t is t's in-degree over all
+              relations.
+    edge_dim  > 0: an edge-wise input `ea` [E, edge_dim], projected by a single
+              weight `We` [edge_dim, out] and scored per head against the
+              relation's vector `c` [R, out]: s_edge = c_φ(e) · (ea_e We).
+    alpha     "yes": α (before mod) is a second, edge-wise result.
+    within    R > 0: PyG's attention_mechanism='within-relation' for R
+              relations: the softmax runs over the incoming edges of t of the
+              edge's relation. hgraph.edge_softmax groups by destination
+              only, so it is spelled with R columns per head: an argument
+              `P` (an edge-typed [R, H·R] weight, P[r] = one-hot of r in every
+              head block, which the caller fills) spreads each score into its
+              relation's column, `aggregate max`/`sum` per destination give
+              every (t, r) group's maximum and sum, and a per-head `dot` with
+              P picks the edge's group back: O(E·H·R) work and temporaries,
+              where a grouped edge softmax would need O(E·H)."""
     h = _feature("node", width_in)
     z, o = _feature("edge", width_out, heads), _feature("node", width_out, heads)
     s = _feature("edge", heads, heads)
     w, v = _weight("edge", width_in, width_out), _weight("edge", width_out)
-    return f"""// RGAT (BRIEF.md §4), {heads} head(s) of {width_out // heads} features:
-//   z_e     = W_φ(e)ᵀ h_s
-//   score_e = LeakyReLU_{negative_slope:g}(a_φ(e)·z_e + b_φ(e)·(W_φ(e)ᵀ h_t))   (per head)
-//   α_e     = softmax of score over the incoming edges of t
-//   h'_t    = Σ_e α_e z_e
-hgraph.func @rgat(%g: !hgraph.graph, {_arg("h", h)},
-                  {_arg("W", w)}, {_arg("a", v)}, {_arg("b", v)}) -> {o} {{
-  %z = hgraph.typed_linear %W, %h from src : {w}, {h} -> {z}
+    c = width_out // heads
+    args = [_arg("h", h), _arg("W", w), _arg("a", v), _arg("b", v)]
+    score_terms = "a_φ(e)·z_e", "b_φ(e)·(W_φ(e)ᵀ h_t)"
+    body = f"""  %z = hgraph.typed_linear %W, %h from src : {w}, {h} -> {z}
   %zt = hgraph.typed_linear %W, %h from dst : {w}, {h} -> {z}
   %av = hgraph.typed_vector %a : {v} -> {z}
   %bv = hgraph.typed_vector %b : {v} -> {z}
   %sa = hgraph.dot %z, %av : {z} -> {s}
   %sb = hgraph.dot %zt, %bv : {z} -> {s}
-  %sum = hgraph.add %sa, %sb : {s}
-  %score = hgraph.leaky_relu %sum alpha {_float(negative_slope)} : {s}
-  %alpha = hgraph.edge_softmax %score : {s}
-  %msg = hgraph.scale %alpha, %z : {s}, {z} -> {z}
-  %out = hgraph.aggregate sum %msg : {z} -> {o}
-  hgraph.return %out : {o}
-}}
+"""
+    combine = "mul" if mode == "multiplicative" else "add"
+    body += f"  %sum = hgraph.{combine} %sa, %sb : {s}\n"
+    last = "sum"
+    if edge_dim:
+        ea, we = _feature("edge", edge_dim), _weight("single", edge_dim, width_out)
+        args += [_arg("ea", ea), _arg("We", we), _arg("c", v)]
+        score_terms += ("c_φ(e)·(ea_e We)",)
+        body += f"""  %ze = hgraph.typed_linear %We, %ea from edge : {we}, {ea} -> {z}
+  %cv = hgraph.typed_vector %c : {v} -> {z}
+  %sc = hgraph.dot %ze, %cv : {z} -> {s}
+  %sum1 = hgraph.{combine} %sum, %sc : {s}
+"""
+        last = "sum1"
+    if mode == "multiplicative":
+        rule = "".join(f"({term})" for term in score_terms)
+        score = last
+    else:
+        rule = f"LeakyReLU_{negative_slope:g}({' + '.join(score_terms)})"
+        body += f"  %score = hgraph.leaky_relu %{last} alpha {_float(negative_slope)} : {s}\n"
+        score = "score"
+    group = "t"
+    if not within:
+        body += f"  %alpha = hgraph.edge_softmax %{score} : {s}\n"
+    else:
+        group = "t of relation φ(e)"
+        k = _feature("edge", heads * within, heads)
+        nk, pw = _feature("node", heads * within, heads), _weight("edge", heads * within)
+        args.append(_arg("P", pw))
+        # column (h, r) of a row of k holds its head-h value if φ(e) = r, else -1e30
+        body += f"""  %onehot = hgraph.typed_vector %P : {pw} -> {k}
+  %kzero = hgraph.zeros : {k}
+  %kone = hgraph.exp %kzero : {k}
+  %other = hgraph.sub %onehot, %kone : {k}
+  %lowest = hgraph.const_scale %other by 1.000000e+30 : {k}
+  %spread = hgraph.scale %{score}, %onehot : {s}, {k} -> {k}
+  %masked = hgraph.add %spread, %lowest : {k}
+  %gmax_t = hgraph.aggregate max %masked : {k} -> {nk}
+  %gmax_e = hgraph.gather %gmax_t from dst : {nk} -> {k}
+  %gmax = hgraph.dot %gmax_e, %onehot : {k} -> {s}
+  %shifted = hgraph.sub %{score}, %gmax : {s}
+  %expd = hgraph.exp %shifted : {s}
+  %expk = hgraph.scale %expd, %onehot : {s}, {k} -> {k}
+  %gsum_t = hgraph.aggregate sum %expk : {k} -> {nk}
+  %gsum_e = hgraph.gather %gsum_t from dst : {nk} -> {k}
+  %gsum = hgraph.dot %gsum_e, %onehot : {k} -> {s}
+  %alpha = hgraph.div %expd, %gsum : {s}
+"""
+    one = _feature("edge", 1)
+    degree = f"""  %zero1 = hgraph.zeros : {one}
+  %one1 = hgraph.exp %zero1 : {one}
+  %deg = hgraph.aggregate sum %one1 : {one} -> {_feature("node", 1)}
+"""
+    weights = "α_e"
+    if mod == "f-additive":  # PyG: α + 1 where α > 0 (α = 0 only where exp underflows)
+        weights = "(α_e + [α_e > 0])"
+        body += f"""  %zero = hgraph.zeros : {s}
+  %one = hgraph.exp %zero : {s}
+  %nil = hgraph.equal %alpha, %zero : {s}
+  %pos = hgraph.sub %one, %nil : {s}
+  %coef = hgraph.add %alpha, %pos : {s}
+  %msg = hgraph.scale %coef, %z : {s}, {z} -> {z}
+"""
+    else:
+        body += f"  %msg = hgraph.scale %alpha, %z : {s}, {z} -> {z}\n"
+    tail = ""
+    if mod == "none" or mod == "f-additive":
+        body += f"  %out = hgraph.aggregate sum %msg : {z} -> {o}\n"
+    else:
+        body += f"  %agg = hgraph.aggregate sum %msg : {z} -> {o}\n"
+    if mod == "additive":
+        wv = _weight("single", width_out)
+        args.append(_arg("w", wv))
+        tail = " + w ⊙ Σ_e z_e"
+        body += f"""  %zsum = hgraph.aggregate sum %z : {z} -> {o}
+  %wv = hgraph.typed_vector %w : {wv} -> {o}
+  %wz = hgraph.mul %wv, %zsum : {o}
+  %out = hgraph.add %agg, %wz : {o}
+"""
+    elif mod == "scaled":
+        n1, nc = _feature("node", 1), _feature("node", c)
+        l1, b1 = _weight("single", 1, c), _weight("single", c)
+        l2, b2 = _weight("single", c, width_out), _weight("single", width_out)
+        args += [_arg("l1", l1), _arg("b1", b1), _arg("l2", l2), _arg("b2", b2)]
+        tail = " ⊙ (relu(deg_t·l1 + b1)·l2 + b2)"
+        body += degree + f"""  %d1 = hgraph.typed_linear %l1, %deg from node : {l1}, {n1} -> {nc}
+  %b1v = hgraph.typed_vector %b1 : {b1} -> {nc}
+  %d1b = hgraph.add %d1, %b1v : {nc}
+  %d1r = hgraph.relu %d1b : {nc}
+  %d2 = hgraph.typed_linear %l2, %d1r from node : {l2}, {nc} -> {o}
+  %b2v = hgraph.typed_vector %b2 : {b2} -> {o}
+  %d2b = hgraph.add %d2, %b2v : {o}
+  %out = hgraph.mul %agg, %d2b : {o}
+"""
+    elif mod == "f-scaled":
+        weights = "α_e · deg_t"
+        body += degree + f"  %out = hgraph.scale %deg, %agg : {_feature('node', 1)}, {o} -> {o}\n"
+    if alpha == "yes":
+        results, ret = f"({o}, {s})", f"  hgraph.return %out, %alpha : {o}, {s}\n"
+    else:
+        results, ret = o, f"  hgraph.return %out : {o}\n"
+    notes = [f"//   {k}: {v}\n" for k, v in (
+        ("mod", mod), ("edge input", f"ea [E, {edge_dim}]" if edge_dim else "none"),
+        ("results", "h', α" if alpha == "yes" else "h'"),
+        ("softmax groups", f"(destination, relation) of {within} relations, P [R, H·R]"
+         if within else "none")) if v not in ("none", "h'")]
+    lines = [args[0]] + [", ".join(args[i:i + 3]) for i in range(1, len(args), 3)]
+    signature = ",\n                  ".join(lines)
+    return f"""// RGAT (BRIEF.md §4), {heads} head(s) of {c} features:
+//   z_e     = W_φ(e)ᵀ h_s
+//   score_e = {rule}   (per head)
+//   α_e     = softmax of score over the incoming edges of {group}
+//   h'_t    = Σ_e {weights} z_e{tail}
+{"".join(notes)}hgraph.func @rgat(%g: !hgraph.graph, {signature}) -> {results} {{
+{body}{ret}}}
 """
 
 
@@ -163,10 +293,15 @@ hgraph.func @hgt(%g: !hgraph.graph, {inputs},
 MODELS = {"rgcn": rgcn, "rgat": rgat, "hgt": hgt}
 
 # Options a model takes beyond the widths and heads, with their defaults.
-OPTIONS = {"rgcn": {"aggr": "mean"}, "rgat": {"negative_slope": 0.2},
+OPTIONS = {"rgcn": {"aggr": "mean"},
+           "rgat": {"negative_slope": 0.2, "mode": "additive", "mod": "none", "edge_dim": 0,
+                    "alpha": "no", "within": 0},
            "hgt": {"residual": "auto"}}
 # The values a word-valued option takes.
-CHOICES = {"aggr": ("mean", "sum"), "residual": ("auto", "separate")}
+CHOICES = {"aggr": ("mean", "sum"), "residual": ("auto", "separate"),
+           "mode": ("additive", "multiplicative"),
+           "mod": ("none", "additive", "scaled", "f-additive", "f-scaled"),
+           "alpha": ("no", "yes")}
 
 
 def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **options) -> str:
@@ -200,6 +335,11 @@ def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **opti
                 or not math.isfinite(slope):
             raise ValueError(f"negative_slope must be a finite number, got {slope!r}")
         options["negative_slope"] = float(slope)
+    for name, zero in (("edge_dim", "no edge input"), ("within", "across-relation")):
+        value = options.get(name, 0)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer (0: {zero}), "
+                             f"got {value!r}")
     return MODELS[model](width, out_width, heads, **options)
 
 
@@ -223,6 +363,10 @@ def stack(model: str, layers: int, width: int = 64, heads: int = 1,
         raise ValueError(f"activation must be 'relu' or 'none', got {activation!r}")
     text = generate(model, width, width, heads, **options)
     match = _SIGNATURE.search(text)
+    if match is None or "!hgraph.edge" in match["args"]:
+        raise ValueError(f"{model} with options {options} has edge-wise inputs or several "
+                         f"results: stack() chains one node-wise result into the next layer "
+                         f"only")
     args = _ARGUMENT.findall(match["args"])
     out_type = match["out"]
     body = text[match.end():text.index("  hgraph.return")]

@@ -18,7 +18,10 @@ libraries have training entries), and against torch_geometric's RGCNConv and
 RGATConv (which compute the same function for the parameters set here),
 also for PyG's other inputs: sparse adjacencies (torch.sparse COO/CSR/CSC,
 and torch_sparse.SparseTensor where that package is installed), featureless
-x (None or node ids) and bipartite x=(x_src, x_dst).
+x (None or node ids) and bipartite x=(x_src, x_dst), and RGATConv's options
+(mod, within-relation and multiplicative attention, dim, edge_dim with
+edge_attr, return_attention_weights) against PyG's RGATConv with the same
+options.
 Not collected by CI (CI runs test/python only).
 """
 
@@ -81,10 +84,51 @@ def input_layers(num_relations: int, num_nodes: int) -> dict:
     }
 
 
+def rgat_option_layers(num_relations: int) -> dict:
+    """RGATConv with PyG's options, checked against PyG's RGATConv with the
+    same options (test_rgat_options_equal_pyg): name -> constructor."""
+    import hector.nn as hnn
+
+    def conv(**options):
+        return lambda: hnn.RGATConv(WIDTH, WIDTH // 4, num_relations, heads=4, **options)
+
+    mult = "multiplicative-self-attention"
+    return {
+        "rgat_mult": conv(attention_mode=mult),
+        "rgat_mod_additive": conv(mod="additive"),
+        "rgat_mod_scaled": conv(mod="scaled"),
+        "rgat_mod_f_additive": conv(mod="f-additive"),
+        "rgat_mod_f_scaled": conv(mod="f-scaled"),
+        "rgat_mult_scaled_mean": conv(attention_mode=mult, mod="scaled", concat=False),
+        "rgat_edge": conv(edge_dim=EDGE_DIM),
+        "rgat_edge_mult": conv(edge_dim=EDGE_DIM, attention_mode=mult),
+        "rgat_dim3": conv(attention_mode=mult, dim=3),
+        "rgat_within": conv(attention_mechanism="within-relation"),
+        "rgat_within_mult_f_scaled": conv(attention_mechanism="within-relation",
+                                          attention_mode=mult, mod="f-scaled"),
+        "rgat_dim2_edge_additive_mean": conv(attention_mode=mult, dim=2, edge_dim=EDGE_DIM,
+                                             mod="additive", concat=False),
+    }
+
+
+EDGE_DIM = 8
+
+
 def library_specs() -> list:
     """The model spec of every library the tests ask for (featureless
-    layers use their featureless_model_spec)."""
+    layers use their featureless_model_spec; RGATConv's options also the
+    variant that returns α, and without edge_attr)."""
     specs = {make().model_spec for make in layers(3).values()}
+    # within-relation compiles the relation count in: that of test_rgat_options_equal_pyg
+    from model_cases import GRAPHS as graphs
+
+    relations = graphs["random_graph"](np.random.default_rng(0))["num_edge_types"]
+    for make in rgat_option_layers(relations).values():
+        conv = make()
+        specs.update(conv.spec_for(edge, attention)
+                     for edge in (True, False) for attention in (False, True))
+    specs.update(make().spec_for(True, True) for make in (layers(3)["rgat_h1"],
+                                                        layers(3)["rgat_h4"]))
     for name, make in input_layers(3, 10).items():
         conv = make()
         specs.add(conv.featureless_model_spec)  # bipartite ones are also run featureless
@@ -138,7 +182,8 @@ TOL = 1e-5
 
 def make(name: str, num_relations: int, num_nodes=None):
     torch.manual_seed(len(name) + num_relations)
-    made = layers(num_relations) if num_nodes is None else input_layers(num_relations, num_nodes)
+    made = {**layers(num_relations), **rgat_option_layers(num_relations)} \
+        if num_nodes is None else input_layers(num_relations, num_nodes)
     conv = made[name]().to(DEVICE)
     conv.cache_dir, conv.compiler = CACHE, False  # load by key only, as a GPU machine must
     with torch.no_grad():
@@ -315,23 +360,98 @@ def test_rgat_equals_pyg(heads):
     _compare(conv, theirs, g, ei, et, {"weight": "weight", "bias": "bias"})
 
 
-def _rgat_pair(heads, num_relations):
-    """A hector RGATConv and a PyG RGATConv that compute the same function."""
+def _rgat_pair(heads, num_relations, name=None):
+    """A hector RGATConv and a PyG RGATConv (with the same options) that
+    compute the same function: hector's per-relation attention vectors
+    equal for every relation, PyG's q, k (and e) block diagonal with them;
+    lin_edge, w, l1, b1, l2, b2 copied."""
     pyg = _pyg()
-    conv = make("rgat_h1" if heads == 1 else "rgat_h4", num_relations)
-    c = conv.out_channels
-    theirs = pyg.RGATConv(WIDTH, c, num_relations, heads=heads).to(DEVICE)
+    conv = make(name or ("rgat_h1" if heads == 1 else "rgat_h4"), num_relations)
+    c, heads = conv.out_channels, conv.heads
+    dim = conv.dim
+    theirs = pyg.RGATConv(WIDTH, c, num_relations, heads=heads, mod=conv.mod,
+                          attention_mechanism=conv.attention_mechanism,
+                          attention_mode=conv.attention_mode, concat=conv.concat,
+                          dim=dim, edge_dim=conv.edge_dim).to(DEVICE)
     with torch.no_grad():
-        conv.att_src.copy_(conv.att_src[0].expand_as(conv.att_src))
-        conv.att_dst.copy_(conv.att_dst[0].expand_as(conv.att_dst))
+        if conv.mod == "scaled":  # away from the initial ones and zeros
+            for p in (conv.l1, conv.b1, conv.l2, conv.b2):
+                p.copy_(torch.rand_like(p) * 0.2)
+        elif conv.mod == "additive":
+            conv.w.uniform_(0.5, 1.5)
+        pairs = [("att_dst", theirs.q), ("att_src", theirs.k)]
+        if conv.edge_dim is not None:
+            pairs.append(("att_edge", theirs.e))
+            theirs.lin_edge.weight.copy_(conv.lin_edge.weight)
+        for mine, matrix in pairs:
+            vector = getattr(conv, mine)
+            vector.copy_(vector[0].expand_as(vector))
+            matrix.zero_()
+            for j in range(heads * dim):  # score j = (head j // dim, d = j % dim)
+                h = j // dim
+                matrix[h * c:(h + 1) * c, j] = vector[0, j * c:(j + 1) * c]
         theirs.weight.copy_(conv.weight)
         theirs.bias.copy_(conv.bias)
-        theirs.q.zero_()
-        theirs.k.zero_()
-        for h in range(heads):
-            theirs.q[h * c:(h + 1) * c, h] = conv.att_dst[0, h * c:(h + 1) * c]
-            theirs.k[h * c:(h + 1) * c, h] = conv.att_src[0, h * c:(h + 1) * c]
+        for param in ("w", "l1", "b1", "l2", "b2"):
+            if hasattr(conv, param):
+                getattr(theirs, param).copy_(getattr(conv, param))
     return conv, theirs
+
+
+@pytest.mark.parametrize("attention", [False, True])
+@pytest.mark.parametrize("name", sorted(rgat_option_layers(3)))
+def test_rgat_options_equal_pyg(name, attention):
+    """RGATConv's mod, attention_mechanism, attention_mode, dim, edge_dim
+    (with edge_attr) and return_attention_weights against PyG's RGATConv
+    with the same options:
+    the output and α (compared as one vector, and differentiated together),
+    the gradients of x, edge_attr and the parameters both layers share."""
+    g, ei, et = homogeneous("random_graph")
+    conv, theirs = _rgat_pair(4, g["num_edge_types"], name)
+    same = {k: k for k in ("weight", "bias", "lin_edge.weight", "w", "l1", "b1", "l2", "b2")
+            if k in dict(conv.named_parameters())}
+    inputs = [torch.randn(len(g["node_type"]), WIDTH, device=DEVICE)]
+    if conv.edge_dim is not None:
+        inputs.append(torch.randn(ei.size(1), EDGE_DIM, device=DEVICE))
+
+    def call(layer):
+        def run(x, *edge_attr):
+            if not attention:
+                return layer(x, ei, et, *edge_attr)
+            out, (adj, alpha) = layer(x, ei, et, *edge_attr, return_attention_weights=True)
+            assert adj is ei and alpha.shape == (ei.size(1), 4 * layer.dim)
+            return torch.cat([out.reshape(-1), alpha.reshape(-1)])
+        return run
+
+    _compare_calls(conv, theirs, inputs, call(conv), call(theirs), same,
+                   conv.spec_for(True, attention))
+
+
+def test_rgat_edge_attr_as_sparse_values_equal_pyg():
+    """A COO adj_t with [E, F] values and edge_type: both read the values as
+    edge_attr."""
+    ei, et = distinct_graph(200, 200, 2000, 4, seed=10)
+    conv, theirs = _rgat_pair(4, 4, "rgat_edge")
+    attr = torch.randn(ei.size(1), EDGE_DIM, device=DEVICE)
+    adj = adjacency("coo", ei, attr, 200, 200)
+    x = torch.randn(200, WIDTH, device=DEVICE)
+    with torch.no_grad():
+        assert rel_err(conv(x, adj, et), theirs(x, adj, et)) < 1e-4
+
+
+def test_rgat_attention_weights_sparse_equal_pyg():
+    """return_attention_weights with a torch.sparse CSR adj_t: PyG's
+    (adj_t with α as values, α), α in stored order."""
+    ei, et = distinct_graph(200, 200, 2000, 4, seed=9)
+    conv, theirs = _rgat_pair(4, 4)
+    adj = adjacency("csr", ei, et, 200, 200)
+    x = torch.randn(200, WIDTH, device=DEVICE)
+    with torch.no_grad():
+        out, (mine, alpha) = conv(x, adj, return_attention_weights=True)
+        expected, (other, beta) = theirs(x, adj, return_attention_weights=True)
+    assert rel_err(out, expected) < 1e-4 and rel_err(alpha, beta) < 1e-4
+    assert mine.layout == other.layout == torch.sparse_csr
+    assert rel_err(mine.values(), other.values()) < 1e-4
 
 
 HGT_PYG_CASES = [  # (layer, an edge type left out of edge_index_dict)
@@ -448,9 +568,9 @@ def _compare_calls(conv, theirs, inputs, mine, other, same_grads, spec=None):
     for a, b in zip(leaves, copies):
         if a.is_floating_point():
             assert rel_err(a.grad, b.grad) < 1e-4
-    params = dict(theirs.named_parameters())
+    params, ours = dict(theirs.named_parameters()), dict(conv.named_parameters())
     for mine, other in same_grads.items():
-        assert rel_err(getattr(conv, mine).grad, params[other].grad) < 1e-4, mine
+        assert rel_err(ours[mine].grad, params[other].grad) < 1e-4, mine
 
 
 # ---- PyG's other inputs: sparse adjacency, featureless, bipartite -------------------------

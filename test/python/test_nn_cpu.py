@@ -466,14 +466,10 @@ def test_graph_cache_capacity():
     (lambda: hnn.RGCNConv(16, 8, 3, flow="target_to_source"), NotImplementedError, "flow"),
     (lambda: hnn.RGCNConv(16, 8, 3, num_bases=2, num_blocks=2), ValueError, "both"),
     (lambda: hnn.RGCNConv(16, 8, 3, num_blocks=3), ValueError, "must divide"),
-    (lambda: hnn.RGATConv(16, 8, 3, mod="additive"), NotImplementedError, "mod=None"),
-    (lambda: hnn.RGATConv(16, 8, 3, attention_mechanism="within-relation"),
-     NotImplementedError, "across-relation"),
-    (lambda: hnn.RGATConv(16, 8, 3, attention_mode="multiplicative-self-attention"),
-     NotImplementedError, "additive-self-attention"),
-    (lambda: hnn.RGATConv(16, 8, 3, dim=2), NotImplementedError, "dim=1"),
-    (lambda: hnn.RGATConv(16, 8, 3, dropout=0.5), NotImplementedError, "dropout"),
-    (lambda: hnn.RGATConv(16, 8, 3, edge_dim=4), NotImplementedError, "edge_dim"),
+    # RGATConv's mod, attention_mode, dim, edge_dim, dropout: test_nn_rgat_options.py
+    (lambda: hnn.RGATConv(16, 8, 3, attention_mechanism="within"), ValueError,
+     "across-relation"),
+    (lambda: hnn.RGATConv(16, 8, 3, dim=2), ValueError, "needs dim=1"),
     (lambda: hnn.RGATConv(16, 8, 3, aggr="mean"), NotImplementedError, "aggr='add'"),
     (lambda: hnn.RGATConv(16, 8, 3, negative_slope=float("nan")), ValueError, "finite"),
     (lambda: hnn.HGTConv({"author": 8}, 16, META), ValueError, "lacks node type 'paper'"),
@@ -513,9 +509,10 @@ def test_bad_forward_inputs():
             conv(x, edge_index, edge_type + 6)
         with pytest.raises(GraphInputError, match="out of range"):
             conv(x[:30], edge_index, edge_type)
-        for name in ("edge_attr", "size", "return_attention_weights"):
-            with pytest.raises(NotImplementedError, match=name):
-                rgat(x, edge_index, edge_type, **{name: True})
+        with pytest.raises(ValueError, match=r"size=\(61, 60\), but x has 60 nodes"):
+            rgat(x, edge_index, edge_type, size=(61, 60))
+        with pytest.raises(ValueError, match="no edge_dim"):  # edge_attr needs edge_dim
+            rgat(x, edge_index, edge_type, edge_attr=features(edge_type.numel(), 4))
 
 
 def test_bad_hetero_inputs():

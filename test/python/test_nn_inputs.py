@@ -465,10 +465,11 @@ def test_bad_inputs_say_what_is_wrong(fake_torch_sparse):
         three = torch.sparse_coo_tensor(torch.zeros(3, 1, dtype=torch.int64), [1], (2, 2, 2))
         with pytest.raises(ValueError, match="sparse matrix"):
             conv(x, three)
-        with pytest.raises(NotImplementedError, match="edge features"):
+        # [E, F] values are PyG's edge_attr: they need edge_dim (test_nn_rgat_options.py)
+        with pytest.raises(ValueError, match=r"\[E, F\] values.*no edge_dim"):
             rgat(x, torch.sparse_coo_tensor(edge_index.flip(0), torch.ones(30, 4), (n, n, 4)),
                  edge_type)
-        with pytest.raises(NotImplementedError, match="edge features"):
+        with pytest.raises(ValueError, match=r"\[E, F\] values.*no edge_dim"):
             rgat(x, FakeSparseTensor(edge_index[1], edge_index[0], torch.ones(30, 4), (n, n)),
                  edge_type)
         # featureless and bipartite x

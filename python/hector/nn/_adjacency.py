@@ -24,7 +24,7 @@ import torch
 
 from ._base import check_index_tensor
 
-__all__ = ["Edges", "edges", "is_sparse", "check_size"]
+__all__ = ["Edges", "edges", "is_sparse", "check_size", "with_values"]
 
 _LAYOUTS = (torch.sparse_coo, torch.sparse_csr, torch.sparse_csc)
 
@@ -34,6 +34,7 @@ class Edges(NamedTuple):
     edge_type: Optional[torch.Tensor]  # [E] relation ids, or None
     size: Optional[Tuple[int, int]]  # (num sources, num destinations) of a sparse adjacency
     features: bool                   # the adjacency's values are edge features ([E, F])
+    values: Optional[torch.Tensor] = None  # those [E, F] values, in stored order
 
 
 def _sparse_tensor_class():
@@ -105,7 +106,7 @@ def edges(layer: str, adj, edge_type=None, *, device, typed: bool = True,
     index = torch.stack([col.to(torch.int64), row.to(torch.int64)])
     features = value is not None and value.dim() > 1
     if not typed:
-        return Edges(index, None, (size[1], size[0]), features)
+        return Edges(index, None, (size[1], size[0]), features, value if features else None)
     if edge_type is None:
         if value is None or value.dim() != 1 or value.is_floating_point() \
                 or value.is_complex() or value.dtype == torch.bool:
@@ -116,7 +117,7 @@ def edges(layer: str, adj, edge_type=None, *, device, typed: bool = True,
                 "per edge as its values (PyG's convention) or pass edge_type")
         edge_type = value.detach()
     edge_type = _check_edge_type(layer, edge_type, index.size(1), device)
-    return Edges(index, edge_type, (size[1], size[0]), features)
+    return Edges(index, edge_type, (size[1], size[0]), features, value if features else None)
 
 
 def _check_edge_type(layer, edge_type, num_edges, device):
@@ -135,3 +136,21 @@ def check_size(layer: str, edges_: Edges, num_src: int, num_dst: int) -> None:
             f"{layer}: the sparse adjacency is [{edges_.size[1]}, {edges_.size[0]}] "
             f"(destinations, sources), but the inputs have {num_dst} destination and "
             f"{num_src} source nodes")
+
+
+def with_values(adj, values: torch.Tensor):
+    """PyG's attention-weight result for a sparse adjacency: `adj` with one
+    row of `values` per stored edge, in the stored order that edges() reads.
+    A torch.sparse tensor gives (the same layout with `values` as values,
+    its size extended by values' trailing dimensions; a COO one coalesced),
+    `values`); a torch_sparse.SparseTensor gives the SparseTensor alone."""
+    if _is_sparse_tensor(adj):
+        return adj.set_value(values, layout="coo")
+    size = tuple(adj.shape[:2]) + tuple(values.shape[1:])
+    if adj.layout == torch.sparse_coo:
+        result = torch.sparse_coo_tensor(adj._indices(), values, size).coalesce()
+    elif adj.layout == torch.sparse_csr:
+        result = torch.sparse_csr_tensor(adj.crow_indices(), adj.col_indices(), values, size)
+    else:
+        result = torch.sparse_csc_tensor(adj.ccol_indices(), adj.row_indices(), values, size)
+    return result, values
