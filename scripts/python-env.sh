@@ -12,8 +12,10 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="${HECTOR_VENV:-$root/.venv}"
 python="$venv/bin/python"
 
+# Whether the venv's Python, by itself (no PYTHONPATH, no user site), imports
+# this checkout's python/hector.
 installed() {
-  [ -x "$python" ] && (cd / && "$python" -c '
+  [ -x "$python" ] && (cd / && env -u PYTHONPATH "$python" -s -c '
 import importlib.util, os, sys
 spec = importlib.util.find_spec("hector")
 sys.exit(spec is None or spec.origin != os.path.join(sys.argv[1], "hector", "__init__.py"))
