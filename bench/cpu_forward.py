@@ -41,9 +41,7 @@ import sys
 import tempfile
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "python"))
-sys.path.insert(0, os.path.join(REPO, "test"))
+from repo_paths import REPO  # noqa: E402  (sets the import paths)
 
 import numpy as np  # noqa: E402
 

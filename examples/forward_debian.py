@@ -17,13 +17,12 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+
+from hector import compiled, graph as hgraph
+from hector.datasets.debian import load_debian_graph
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "python"))
-
-import numpy as np  # noqa: E402
-
-from hector import compiled, graph as hgraph  # noqa: E402
-from hector.datasets.debian import load_debian_graph  # noqa: E402
 
 
 def cuda_available():

@@ -7,15 +7,13 @@ hgraph inter-operator IR, for any feature width and head count.
 The generator itself is hector.models (python/hector/models.py); this is its
 command line. The committed examples/{rgcn,rgat,hgt}.mlir are its output with
 the defaults (in = out = 64, one head); a lit test checks that they still are.
+It needs the hector package installed (docs/python.md, "Installing the package").
 """
 
 import argparse
-import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "python"))
-
-from hector import models  # noqa: E402
+from hector import models
 
 
 def main(argv=None):

@@ -16,6 +16,10 @@ printed next to the majority-class baseline, and a PNG of the loss and the
 accuracies per epoch is written (--plot, default train_debian.png in the
 current directory; its path is printed). Exits 1 if the test accuracy is
 not above the baseline.
+
+It imports hector as a user does: pip install ./python (docs/python.md); in a
+checkout, scripts/python-env.sh installs it into .venv (scripts/main.sh runs
+this file with that Python).
 """
 
 from __future__ import annotations
@@ -25,15 +29,12 @@ import os
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(REPO, "python"))
+import torch
+import torch.nn.functional as F
 
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-
-import hector.nn  # noqa: E402
-from hector.datasets.debian import load_debian_graph  # noqa: E402
-from training_plot import TrainingHistory, write_training_plot  # noqa: E402
+import hector.nn
+from hector.datasets.debian import load_debian_graph
+from training_plot import TrainingHistory, write_training_plot
 
 
 class RGAT(torch.nn.Module):

@@ -11,8 +11,10 @@ build="${HECTOR_BUILD_DIR:-$root/build}"
 
 "$root/scripts/install-deps.sh"
 "$root/scripts/build.sh" hectorc hector_runtime
+python="$("$root/scripts/python-env.sh")"
 
 echo "== Training a 2-layer RGAT on the bundled Debian package graph"
-# Debian's python3 has numpy and torch; hector.compile finds hectorc in
+# .venv: Debian's python3 (numpy, torch) with hector installed from python/
+# (scripts/python-env.sh); hector.compile finds hectorc in
 # $HECTOR_BUILD_DIR/bin and caches the libraries (~/.cache/hector).
-HECTOR_BUILD_DIR="$build" /usr/bin/python3 "$root/examples/train_debian.py" "$@"
+HECTOR_BUILD_DIR="$build" "$python" "$root/examples/train_debian.py" "$@"

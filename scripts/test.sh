@@ -7,10 +7,12 @@
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${HECTOR_BUILD_DIR:-$root/build}"
-python=/usr/bin/python3   # Debian's, with python3-numpy/pytest/torch
 
 "$root/scripts/install-deps.sh" || exit 1
 "$root/scripts/build.sh" || exit 1
+# Debian's python3 (numpy, pytest, torch) in a venv with hector installed
+# from python/ in editable mode: the tests import it as users do.
+python="$("$root/scripts/python-env.sh")" || exit 1
 
 mkdir -p "$build/test-results"
 lit_xml="$build/test-results/lit.xml"

@@ -23,6 +23,18 @@ config.substitutions.append(("%hector_obj_root", config.hector_obj_root))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
+# %python runs the repository's scripts that import hector (examples/generate.py):
+# the checkout's venv, where the package is installed (scripts/python-env.sh,
+# which scripts/test.sh runs before lit), else lit's own Python with the
+# source tree's python/ on PYTHONPATH.
+venv = os.environ.get("HECTOR_VENV") or os.path.join(config.hector_src_root, ".venv")
+venv_python = os.path.join(venv, "bin", "python")
+if os.access(venv_python, os.X_OK):
+    config.substitutions = [(k, '"%s"' % venv_python if k == "%python" else v)
+                            for k, v in config.substitutions]
+else:
+    llvm_config.with_environment("PYTHONPATH", os.path.join(config.hector_src_root, "python"),
+                                 append_path=True)
 # `not` and `count` come from the LLVM tools directory.
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 

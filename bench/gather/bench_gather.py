@@ -30,16 +30,12 @@ import itertools
 import json
 import os
 import statistics
-import sys
 import time
 
 import torch
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(_REPO, "python"))
-
-from hector import _runtime  # noqa: E402
-from hector.unified import host_empty, sorts_rows, unified  # noqa: E402
+from hector import _runtime
+from hector.unified import host_empty, sorts_rows, unified
 
 TABLE = [(8192, 256), (65536, 1024), (262144, 2048), (262144, 2052)]
 ANCHOR_H200 = {  # BRIEF.md section 6, ms: cpu+copy, naive, ideal

@@ -20,16 +20,12 @@ import argparse
 import json
 import os
 import statistics
-import sys
 import time
 
 import torch
 import torch.nn.functional as F
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(_REPO, "python"))
-
-from hector.unified import host_empty, unified  # noqa: E402
+from hector.unified import host_empty, unified
 
 
 def make_features(n, dim, backing, seed=0):

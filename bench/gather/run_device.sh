@@ -11,6 +11,9 @@ OUT=${OUT:-bench/gather/out}
 mkdir -p "$OUT"
 export HECTOR_RUNTIME_LIB=${HECTOR_RUNTIME_LIB:-$PWD/build-rt/libhector_runtime.so}
 export PYTHONUNBUFFERED=1
+# hector as installed where this Python has it, else python/ on PYTHONPATH
+# (the repository is copied to the GPU machines without an install step).
+PYTHONPATH="$(python3 test/hector_checkout.py)"; export PYTHONPATH
 nvidia-smi --query-gpu=name,driver_version,pcie.link.gen.current,pcie.link.width.current \
   --format=csv 2>&1 | tee "$OUT/gpu.txt"
 if [ "${TESTS:-1}" = 1 ]; then

@@ -19,6 +19,11 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The test helpers (program_generator), and hector as installed, else this
+# checkout's python/, also for examples/generate.py (test/hector_checkout.py).
+sys.path[:0] = [os.path.join(ROOT, "test"), os.path.join(ROOT, "test", "python")]
+import hector_checkout  # noqa: E402,F401
+
 CORPUS = os.path.join(ROOT, "test", "fuzz", "corpus")
 LIT_DIRS = ("test/Dialect/HGraph", "test/Transforms", "test/hectorc")
 GENERATED = [("rgcn", 8, 1), ("rgat", 8, 2), ("hgt", 8, 2), ("rgat", 4, 4), ("hgt", 3, 1)]
@@ -54,7 +59,6 @@ def seeds():
                     yield f"{stem}-{index:02d}", text
     if not RANDOM_PROGRAMS:
         return
-    sys.path.insert(0, os.path.join(ROOT, "test", "python"))
     import program_generator
     for seed in range(RANDOM_PROGRAMS):
         program = program_generator.generate(seed, training=seed % 2 == 0)

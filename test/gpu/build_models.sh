@@ -12,14 +12,16 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${HECTOR_BUILD_DIR:-$root/build}"
 out="${1:-$build/gpu-models}"
 mkdir -p "$out/tmpl" "$out/tf32"
+# Debian's python3 with hector installed from python/ (scripts/python-env.sh).
+python="$("$root/scripts/python-env.sh")"
 
-configs="$(PYTHONPATH="$root/test/python:$root/test" /usr/bin/python3 -c '
+configs="$(PYTHONPATH="$root/test/python:$root/test" "$python" -c '
 from model_cases import CONFIGS
 for model, width, heads in CONFIGS:
     print(model, width, heads)')"
 while read -r model width heads; do
   name="lib${model}_${width}_${heads}.so"
-  python3 "$root/examples/generate.py" "$model" --width "$width" --heads "$heads" \
+  "$python" "$root/examples/generate.py" "$model" --width "$width" --heads "$heads" \
     > "$out/$name.mlir"
   "$build/bin/hectorc" "$out/$name.mlir" --target=cuda --gpu-templates=false -o "$out/$name"
   # The template libraries carry the training entry points too
@@ -36,7 +38,7 @@ mkdir -p "$out/example"
 cp "$build/bin/run_forward" "$out/example/"
 "$build/bin/hectorc" "$root/examples/rgcn.mlir" --target=cuda -o "$out/example/librgcn_cuda.so"
 "$build/bin/hectorc" "$root/examples/rgcn.mlir" --target=cpu -o "$out/example/librgcn_cpu.so"
-python3 "$root/examples/generate.py" rgat --width 64 --heads 4 > "$out/example/rgat.mlir"
+"$python" "$root/examples/generate.py" rgat --width 64 --heads 4 > "$out/example/rgat.mlir"
 "$build/bin/hectorc" "$out/example/rgat.mlir" --target=cuda -o "$out/example/librgat.so"
 # The C++ training example (test/gpu/cpp_training_gpu.sh).
 cp "$build/bin/train_step" "$out/example/"
@@ -49,14 +51,14 @@ done
 # hector.nn on the GPU (test/gpu/test_nn_gpu.py) and the main job's layers
 # (examples/train_debian.py), as hector.compile caches that need no hectorc.
 export HECTOR_BUILD_DIR="$build"
-/usr/bin/python3 "$root/test/gpu/test_nn_gpu.py" --build "$out/nn-cache"
-/usr/bin/python3 "$root/examples/train_debian.py" --aot-dir "$out/nn-cache"
+"$python" "$root/test/gpu/test_nn_gpu.py" --build "$out/nn-cache"
+"$python" "$root/examples/train_debian.py" --aot-dir "$out/nn-cache"
 
 # The kernels of htmpl-to-gpu on their own (test/gpu/test_htmpl_gpu.py; the
 # GEMMs also with --precision=tf32).
-PYTHONPATH="$root/python" /usr/bin/python3 "$root/test/gpu/test_htmpl_gpu.py" --build "$out/htmpl"
+"$python" "$root/test/gpu/test_htmpl_gpu.py" --build "$out/htmpl"
 # The gradient ops and training entries (test/gpu/test_gradient_ops_gpu.py).
-HECTOR_BUILD_DIR="$build" /usr/bin/python3 "$root/test/gpu/test_gradient_ops_gpu.py" --build "$out/gradients"
+HECTOR_BUILD_DIR="$build" "$python" "$root/test/gpu/test_gradient_ops_gpu.py" --build "$out/gradients"
 # Host-resident node features: --host-resident=h (test/gpu/test_host_resident_gpu.py).
-HECTOR_BUILD_DIR="$build" /usr/bin/python3 "$root/test/gpu/test_host_resident_gpu.py" --build "$out/host"
+HECTOR_BUILD_DIR="$build" "$python" "$root/test/gpu/test_host_resident_gpu.py" --build "$out/host"
 echo "build_models: wrote $(ls "$out"/*.so | grep -vc runtime) model libraries to $out"

@@ -28,9 +28,7 @@ import os
 import sys
 import time
 
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path[:0] = [os.path.join(REPO, "python"), os.path.join(REPO, "test"),
-                os.path.join(REPO, "test", "python")]
+import gpu_paths  # noqa: E402,F401  (sets the import paths)
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

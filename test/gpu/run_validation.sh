@@ -9,6 +9,9 @@ out="${OUT:-gpu-validation}"
 models=build/gpu-models
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
+# hector as installed where this Python has it, else python/ on PYTHONPATH
+# (the repository is copied to the GPU machines without an install step).
+PYTHONPATH="$(python3 test/hector_checkout.py)"; export PYTHONPATH
 
 nvidia-smi -L
 python3 test/gpu/models_gpu.py --libs "$models" --json "$out/loops.json" > "$out/loops.log" 2>&1

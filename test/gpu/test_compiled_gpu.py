@@ -19,8 +19,7 @@ import os
 import subprocess
 import sys
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path[:0] = [os.path.join(_REPO, "python"), os.path.join(_REPO, "test", "python")]
+from gpu_paths import REPO as _REPO  # noqa: E402  (sets the import paths)
 
 from hectorc_support import find_tool  # noqa: E402
 
@@ -353,9 +352,10 @@ if __name__ != "__main__":
     def test_kernel_fault_raises_launch_error():
         # An out-of-range index is refused by the default graph check (on
         # the GPU tensors); with the check off it faults the kernel, and the
-        # context is unusable afterwards, so this runs in its own process.
+        # context is unusable afterwards, so this runs in its own process
+        # (which finds hector as this one does: installed, else PYTHONPATH).
         code = (
-            "import sys, torch; sys.path.insert(0, %r)\n"
+            "import torch\n"
             "from hector import compiled\n"
             "lib = compiled.load(%r)\n"
             "d = torch.device('cuda', 0)\n"
@@ -371,7 +371,7 @@ if __name__ != "__main__":
             "    lib.gather_scale_scatter(src, dst, norm, h, out, check_indices=False)\n"
             "except compiled.LaunchError as e:\n"
             "    print('LaunchError', e.status, e)\n"
-        ) % (os.path.join(_REPO, "python"), os.path.join(DIR, "libflat.so"), F, F)
+        ) % (os.path.join(DIR, "libflat.so"), F, F)
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                 timeout=120)
         assert "Checked" in result.stdout and "holds 1073741824" in result.stdout, \
@@ -381,14 +381,13 @@ if __name__ != "__main__":
 
     def test_library_loaded_before_torch_touches_the_gpu():
         code = (
-            "import sys; sys.path.insert(0, %r)\n"
             "from hector import compiled\n"
             "lib = compiled.load(%r)\n"
             "import torch\n"
             "x = torch.randn(3, 32, device='cuda'); y = torch.empty_like(x)\n"
             "lib.rows_by_columns(x, y)\n"
             "print('ok', bool(torch.allclose(y, torch.exp(x) * 2)))\n"
-        ) % (os.path.join(_REPO, "python"), os.path.join(DIR, "libflat.so"))
+        ) % os.path.join(DIR, "libflat.so")
         result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                                 timeout=120)
         assert "ok True" in result.stdout, result.stdout + result.stderr

@@ -31,9 +31,7 @@ import os
 import subprocess
 import sys
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path[:0] = [os.path.join(_REPO, "python"), os.path.join(_REPO, "test", "python"),
-                os.path.join(_REPO, "test")]
+import gpu_paths  # noqa: E402,F401  (sets the import paths)
 
 import gradient_cases  # noqa: E402
 from hectorc_support import find_tool  # noqa: E402

@@ -9,14 +9,11 @@ value past the first 16 MiB chunk the check reads back.
 from __future__ import annotations
 
 import ctypes
-import os
-import sys
 
 import numpy as np
 import pytest
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path[:0] = [os.path.join(_REPO, "python")]
+import gpu_paths  # noqa: E402,F401  (sets the import paths)
 
 torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():

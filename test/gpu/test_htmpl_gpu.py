@@ -42,8 +42,7 @@ import string
 import subprocess
 import sys
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(_REPO, "python"))
+from gpu_paths import REPO as _REPO  # noqa: E402  (sets the import paths)
 
 # ---- the instances (MLIR templates; ${...} are filled per configuration) ----
 

@@ -30,9 +30,7 @@ from __future__ import annotations
 import os
 import sys
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path[:0] = [os.path.join(_REPO, "python"), os.path.join(_REPO, "test"),
-                os.path.join(_REPO, "test", "python")]
+import gpu_paths  # noqa: E402,F401  (sets the import paths)
 
 import numpy as np  # noqa: E402
 

@@ -33,9 +33,7 @@ import subprocess
 import sys
 import tempfile
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path[:0] = [os.path.join(_REPO, "python"), os.path.join(_REPO, "test", "python"),
-                os.path.join(_REPO, "test")]
+from gpu_paths import REPO as _REPO  # noqa: E402  (sets the import paths)
 
 import numpy as np  # noqa: E402
 

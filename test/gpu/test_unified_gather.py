@@ -6,8 +6,6 @@ Not collected by CI (CI runs test/python only).
 """
 
 import ctypes
-import os
-import sys
 
 import pytest
 
@@ -15,8 +13,7 @@ torch = pytest.importorskip("torch")
 if not torch.cuda.is_available():
     pytest.skip("needs a CUDA GPU", allow_module_level=True)
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(_REPO, "python"))
+import gpu_paths  # noqa: E402,F401  (sets the import paths)
 
 from hector import _runtime  # noqa: E402
 from hector.unified import UnifiedTensor, unified  # noqa: E402

@@ -1,9 +1,12 @@
-"""Make the in-tree package (python/) and the test helpers (test/, e.g. test/reference) importable."""
+"""Import paths of the pytest suite: test/ for the helpers (test/reference),
+and hector as installed, else this checkout's python/ (test/hector_checkout.py).
+Scripts of this folder run on their own (program_generator.py) import it too."""
 
 import os
 import sys
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-for _path in (os.path.join(_REPO, "python"), os.path.join(_REPO, "test")):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
+_TEST = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+if _TEST not in sys.path:
+    sys.path.insert(0, _TEST)
+
+import hector_checkout  # noqa: E402,F401

@@ -49,13 +49,9 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-_HERE = os.path.dirname(os.path.abspath(__file__))
-for _path in (os.path.join(os.path.dirname(os.path.dirname(_HERE)), "python"), _HERE):
-    if _path not in sys.path:
-        sys.path.insert(0, _path)
-
-import hgraph_interpreter as hi  # noqa: E402
-from hgraph_interpreter import Feature, Weight  # noqa: E402
+import conftest  # noqa: F401  (this folder's import paths, also when run as a script)
+import hgraph_interpreter as hi
+from hgraph_interpreter import Feature, Weight
 
 WIDTHS = (1, 2, 3, 4, 5, 6, 8, 12, 16, 1, 2, 4, 8, 32, 64)
 HEADS = (1, 1, 1, 2, 4)

@@ -16,7 +16,6 @@ import hector
 from hector import aot, compiler, models
 from hectorc_support import REPO, hectorc
 
-PYTHON = os.path.join(REPO, "python")
 RGCN8 = models.generate("rgcn", 8)
 
 
@@ -52,7 +51,7 @@ def test_second_compile_hits_the_cache(tmp_path, counting_hectorc):
             f"cache_dir={str(tmp_path / 'c')!r}, compiler={path!r}); print(lib.key)")
     (tmp_path / "ir").write_text(RGCN8)
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         env=dict(os.environ, PYTHONPATH=PYTHON), check=True).stdout
+                         env=dict(os.environ), check=True).stdout
     assert out.strip() == lib.key and calls() == 1
 
 
@@ -121,7 +120,7 @@ def test_concurrent_builds_share_one_artifact(tmp_path, counting_hectorc):
     (tmp_path / "ir").write_text(RGCN8)
     code = (f"import hector; lib = hector.compile(open({str(tmp_path / 'ir')!r}).read(), "
             f"cache_dir={str(tmp_path / 'c')!r}, compiler={path!r}); print(lib.path)")
-    env = dict(os.environ, PYTHONPATH=PYTHON, SLOW_HECTORC="1")
+    env = dict(os.environ, SLOW_HECTORC="1")
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env) for _ in range(2)]
     results = [p.communicate() for p in procs]
@@ -221,7 +220,7 @@ def run_from_cache(tmp_path, cache, compiler_arg):
     code = _RUN_FROM_CACHE.format(test=os.path.join(REPO, "test"), ir=str(tmp_path / "ir"),
                                   cache=str(cache), compiler=compiler_arg)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=dict(os.environ, PYTHONPATH=PYTHON), timeout=300)
+                          env=dict(os.environ), timeout=300)
 
 
 def _rewrite(path, damage):
@@ -318,7 +317,7 @@ def test_concurrent_repairs_share_one_artifact(tmp_path, counting_hectorc):
     (tmp_path / "ir").write_text(RGCN8)
     code = _RUN_FROM_CACHE.format(test=os.path.join(REPO, "test"), ir=str(tmp_path / "ir"),
                                   cache=str(cache), compiler=path)
-    env = dict(os.environ, PYTHONPATH=PYTHON, SLOW_HECTORC="1")
+    env = dict(os.environ, SLOW_HECTORC="1")
     procs = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True, env=env) for _ in range(3)]
     results = [p.communicate() for p in procs]
@@ -373,7 +372,7 @@ def test_an_artifact_without_recorded_hashes(tmp_path, counting_hectorc):
 
 def run_aot(*args, env=None):
     return subprocess.run([sys.executable, "-m", "hector.aot", *args], capture_output=True,
-                          text=True, env=dict(os.environ, PYTHONPATH=PYTHON, **(env or {})))
+                          text=True, env=dict(os.environ, **(env or {})))
 
 
 def test_aot_builds_what_compile_then_loads(tmp_path):

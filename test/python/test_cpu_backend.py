@@ -441,7 +441,7 @@ _CHILD = textwrap.dedent("""
 
 def _child(library, env, fork=False):
     here = os.path.dirname(os.path.abspath(__file__))
-    paths = [here, os.path.join(REPO, "python"), os.path.join(REPO, "test")]
+    paths = [here, os.path.join(REPO, "test")]   # the helpers; hector as this process finds it
     code = _CHILD.format(paths=paths, library=library, fork=fork)
     result = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, **env),
                             capture_output=True, text=True, timeout=300)

@@ -3,7 +3,9 @@ item 5): installed into a fresh directory from a copy of python/ (no index,
 no network; numpy and torch are the system's), then imported by a Python
 that has only that directory on its path, from elsewhere. The installed
 package finds hectorc and the runtime through $HECTOR_BUILD_DIR, as
-documented in docs/python.md."""
+documented in docs/python.md. And scripts/python-env.sh, which gives the
+tests and the main job their Python, installs this checkout's python/ in
+editable mode into a venv over the system's Python."""
 
 import json
 import os
@@ -15,6 +17,11 @@ import pytest
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BUILD = os.environ.get("HECTOR_BUILD_DIR") or os.path.join(REPO, "build")
+
+# The probe runs under the base interpreter when this one is a venv's (the
+# checkout's .venv has hector installed in editable mode, whose finder would
+# serve what the target directory lacks); it still sees numpy and torch.
+BASE_PYTHON = getattr(sys, "_base_executable", None) or sys.executable
 
 PROBE = """
 import importlib.resources, json, os
@@ -48,7 +55,7 @@ def installed(tmp_path_factory):
 def probe(site, cwd, env_extra):
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "HECTOR_BUILD_DIR")}
     env.update({"PYTHONPATH": str(site)}, **env_extra)
-    result = subprocess.run([sys.executable, "-c", PROBE], cwd=cwd, env=env,
+    result = subprocess.run([BASE_PYTHON, "-c", PROBE], cwd=cwd, env=env,
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)
@@ -73,3 +80,22 @@ def test_installed_package_carries_the_typed_marker_and_no_tests(installed):
     assert "hector" in names
     assert not any(n.startswith(("test", "examples", "bench")) for n in names)
     assert os.path.isfile(os.path.join(installed, "hector", "py.typed"))
+
+
+def test_python_env_installs_this_checkout_in_editable_mode(tmp_path):
+    script = os.path.join(REPO, "scripts", "python-env.sh")
+    env = dict(os.environ, HECTOR_VENV=str(tmp_path / "venv"))
+    env.pop("PYTHONPATH", None)
+    first = subprocess.run([script], env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stderr
+    python = first.stdout.strip()
+    assert python == str(tmp_path / "venv" / "bin" / "python")
+    assert "installing" in first.stderr
+    code = ("import hector, hector.nn, importlib.metadata as m; "
+            "print(hector.__file__, m.version('hector'))")
+    found = subprocess.run([python, "-c", code], cwd=tmp_path, env=env,
+                           capture_output=True, text=True)
+    assert found.returncode == 0, found.stderr
+    assert found.stdout.split() == [os.path.join(REPO, "python", "hector", "__init__.py"), "0.1.0"]
+    again = subprocess.run([script], env=env, capture_output=True, text=True)
+    assert again.returncode == 0 and again.stdout.strip() == python and again.stderr == ""

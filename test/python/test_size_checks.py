@@ -21,9 +21,7 @@ import numpy as np
 import pytest
 
 from hector import _memory, graph
-from hectorc_support import REPO
 
-PYTHON = os.path.join(REPO, "python")
 ADDRESS_SPACE = 6 << 30  # the children's cap: torch and the runtime need ~2 GiB
 HUGE_R = 2**31 - 1
 
@@ -33,7 +31,7 @@ def run_capped(code: str, limit: str = "8G"):
     def cap():
         resource.setrlimit(resource.RLIMIT_AS, (ADDRESS_SPACE, ADDRESS_SPACE))
 
-    env = dict(os.environ, PYTHONPATH=PYTHON)
+    env = dict(os.environ)
     env[_memory.ENV_VAR] = limit
     return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], preexec_fn=cap,
                           env=env, capture_output=True, text=True, timeout=300)
