@@ -156,7 +156,7 @@ LAYER = """
     ("RGATConv(1 << 20, 1 << 20, 1)", ["RGATConv(in_channels=1048576, out_channels=1048576"]),
     ("RGATConv(64, 64, 100, heads=10_000)", ["heads=10000"]),
     ("HGTConv(1 << 16, 1 << 16, (['a'], [('a', 'r', 'a')]))",
-     ["HGTConv(out_channels=65536", "1 node types", "[1, 65536, 65536]"]),
+     ["HGTConv(in_channels=65536, out_channels=65536", "1 node types", "[1, 65536, 65536]"]),
 ])
 def test_layers_refuse_parameters_that_can_not_fit(call, phrases):
     pytest.importorskip("torch")
