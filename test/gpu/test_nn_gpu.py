@@ -426,15 +426,16 @@ def test_rgat_options_equal_pyg(name, attention):
 
 
 def test_rgat_edge_attr_as_sparse_values_equal_pyg():
-    """A COO adj_t with [E, F] values and edge_type: both read the values as
-    edge_attr."""
+    """A CSR adj_t with [E, F] values and edge_type in its stored order: both
+    read the values as edge_attr (PyG 2.8 raises on an uncoalesced COO)."""
     ei, et = distinct_graph(200, 200, 2000, 4, seed=10)
     conv, theirs = _rgat_pair(4, 4, "rgat_edge")
     attr = torch.randn(ei.size(1), EDGE_DIM, device=DEVICE)
-    adj = adjacency("coo", ei, attr, 200, 200)
+    adj = adjacency("csr", ei, attr, 200, 200)
+    stored = et[stored_order("csr", ei, 200, 200)]
     x = torch.randn(200, WIDTH, device=DEVICE)
     with torch.no_grad():
-        assert rel_err(conv(x, adj, et), theirs(x, adj, et)) < 1e-4
+        assert rel_err(conv(x, adj, stored), theirs(x, adj, stored)) < 1e-4
 
 
 def test_rgat_attention_weights_sparse_equal_pyg():
@@ -446,7 +447,10 @@ def test_rgat_attention_weights_sparse_equal_pyg():
     x = torch.randn(200, WIDTH, device=DEVICE)
     with torch.no_grad():
         out, (mine, alpha) = conv(x, adj, return_attention_weights=True)
-        expected, (other, beta) = theirs(x, adj, return_attention_weights=True)
+        # PyG reads no edge types from a torch.sparse tensor: its values, in
+        # stored order, as edge_type.
+        expected, (other, beta) = theirs(x, adj, adj.values(),
+                                         return_attention_weights=True)
     assert rel_err(out, expected) < 1e-4 and rel_err(alpha, beta) < 1e-4
     assert mine.layout == other.layout == torch.sparse_csr
     assert rel_err(mine.values(), other.values()) < 1e-4
@@ -587,16 +591,25 @@ def distinct_graph(num_src, num_dst, num_edges, num_relations, seed):
 def adjacency(layout, ei, values, num_src, num_dst):
     """PyG's adj_t [num_dst, num_src] with `values` per edge, built without
     coalescing (it would add up values) or a dense detour (it drops 0s)."""
-    coo = torch.sparse_coo_tensor(ei.flip(0), values, (num_dst, num_src))
+    size = (num_dst, num_src) + tuple(values.shape[1:])  # [E, F] values: a dense dim
+    coo = torch.sparse_coo_tensor(ei.flip(0), values, size)
     if layout == "coo":
         return coo
+    order = stored_order(layout, ei, num_src, num_dst)
     src, dst = ei
     major, minor, count = (dst, src, num_dst) if layout == "csr" else (src, dst, num_src)
-    order = torch.argsort(major * max(num_src, num_dst) + minor)
     ptr = torch.zeros(count + 1, dtype=torch.int64, device=DEVICE)
     ptr[1:] = torch.cumsum(torch.bincount(major, minlength=count), 0)
     make = torch.sparse_csr_tensor if layout == "csr" else torch.sparse_csc_tensor
-    return make(ptr, minor[order], values[order], (num_dst, num_src))
+    return make(ptr, minor[order], values[order], size)
+
+
+def stored_order(layout, ei, num_src, num_dst):
+    """The edges of `ei` in the order a CSR ([dst, src] rows) or CSC adj_t
+    stores them (no repeated pairs)."""
+    src, dst = ei
+    major, minor = (dst, src) if layout == "csr" else (src, dst)
+    return torch.argsort(major * max(num_src, num_dst) + minor)
 
 
 def _rgcn_state(conv, theirs):
