@@ -118,10 +118,10 @@ def same(a, b):
                for x, y in zip(a, b))
 
 
-def test_cap_below_the_peak_raises_frees_and_recovers():
+def uncapped_step():
+    """torch, the library, the graph, an uncapped step's results and its
+    measured peak of temporaries (nothing left allocated after it)."""
     torch = _setup()
-    from hector import compiled
-
     library = load()
     pre = graph(torch)
     library.set_temporary_cap(None)
@@ -129,6 +129,13 @@ def test_cap_below_the_peak_raises_frees_and_recovers():
     reference = step(torch, library, pre)
     peak = library.peak_temporary_bytes()
     assert peak > 0 and library.temporary_bytes() == 0
+    return torch, library, pre, reference, peak
+
+
+def test_cap_below_the_peak_raises_frees_and_recovers():
+    from hector import compiled
+
+    torch, library, pre, reference, peak = uncapped_step()
     with library.capped(peak // 2):
         try:
             step(torch, library, pre)
@@ -144,15 +151,9 @@ def test_cap_below_the_peak_raises_frees_and_recovers():
 
 
 def test_walking_the_cap_up_to_the_peak():
-    torch = _setup()
     from hector import compiled
 
-    library = load()
-    pre = graph(torch)
-    library.set_temporary_cap(None)
-    library.peak_temporary_bytes(reset=True)
-    reference = step(torch, library, pre)
-    peak = library.peak_temporary_bytes()
+    torch, library, pre, reference, peak = uncapped_step()
     cap = 0
     for _ in range(1000):
         library.set_temporary_cap(cap)

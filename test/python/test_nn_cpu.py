@@ -369,6 +369,13 @@ def test_hgt_backward(heads):
     x_dict = {t: features(SIZES[t], 16, seed=i).requires_grad_()
               for i, t in enumerate(META[0])}
     out = conv(x_dict, eid)
+    check_hgt_step(conv, x_dict, out, g, offset)
+
+
+def check_hgt_step(conv, x_dict, out, g, offset):
+    """The output of conv(x_dict, ...) and the gradients of x_dict and of
+    every parameter against models_torch.hgt in float64 on graph `g` (node
+    ids: the types' rows at `offset`)."""
     cots = {t: torch.randn(v.shape, dtype=torch.float64) for t, v in out.items()}
     sum((out[t].double() * cots[t]).sum() for t in out).backward()
 
@@ -376,6 +383,8 @@ def test_hgt_backward(heads):
     params = [p.detach().double().requires_grad_() for p in hgt_params(conv)]
     ref = models_torch.hgt(models_torch.TorchGraph(g), h, *params)
     sum((ref[offset[t]:offset[t] + SIZES[t]] * cots[t]).sum() for t in out).backward()
+    for t in out:
+        assert rel_err(out[t], ref[offset[t]:offset[t] + SIZES[t]]) < TOL, t
     for t in META[0]:
         assert rel_err(x_dict[t].grad, h.grad[offset[t]:offset[t] + SIZES[t]]) < TOL, t
     for mine, theirs in zip(hgt_params(conv), params):

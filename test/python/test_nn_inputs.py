@@ -19,10 +19,10 @@ torch = pytest.importorskip("torch")
 
 import hector.nn as hnn  # noqa: E402
 from hector.nn import _adjacency  # noqa: E402
-from reference import models_torch  # noqa: E402
-from test_nn_cpu import (META, SIZES, TOL, cache, dense_reference_weight,  # noqa: E402,F401
-                         features, float64_params, hetero, hgt_params, homogeneous,
-                         randomize_prior, rel_err, require_training, rgat_reference)
+from test_nn_cpu import (META, SIZES, TOL, cache, check_hgt_step,  # noqa: E402,F401
+                         dense_reference_weight, features, float64_params, hetero,
+                         homogeneous, randomize_prior, rel_err, require_training,
+                         rgat_reference)
 
 pytestmark = [pytest.mark.filterwarnings(r"ignore:scatter_reduce\(\) is in beta"),
               pytest.mark.filterwarnings(r"ignore:Sparse CSR tensor support is in beta"),
@@ -280,19 +280,7 @@ def test_hgt_sparse_adjacency(layout, fake_torch_sparse):
               for i, t in enumerate(META[0])}
     out = conv(x_dict, sparse)
     assert set(out) == {"author", "paper", "venue"}
-    cots = {t: torch.randn(v.shape, dtype=torch.float64) for t, v in out.items()}
-    sum((out[t].double() * cots[t]).sum() for t in out).backward()
-
-    h = torch.cat([x_dict[t].detach() for t in META[0]]).double().requires_grad_()
-    params = [p.detach().double().requires_grad_() for p in hgt_params(conv)]
-    ref = models_torch.hgt(models_torch.TorchGraph(g), h, *params)
-    sum((ref[offset[t]:offset[t] + SIZES[t]] * cots[t]).sum() for t in out).backward()
-    for t in out:
-        assert rel_err(out[t], ref[offset[t]:offset[t] + SIZES[t]]) < TOL, t
-    for t in META[0]:
-        assert rel_err(x_dict[t].grad, h.grad[offset[t]:offset[t] + SIZES[t]]) < TOL, t
-    for mine, theirs in zip(hgt_params(conv), params):
-        assert rel_err(mine.grad, theirs.grad) < TOL
+    check_hgt_step(conv, x_dict, out, g, offset)
 
 
 def test_sparse_adjacency_hits_the_graph_cache():

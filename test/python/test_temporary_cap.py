@@ -38,6 +38,7 @@ torch = pytest.importorskip("torch")
 from hector import _memory, autograd, compiled, graph as hgraph  # noqa: E402
 from hector.models import generate  # noqa: E402
 from hectorc_support import build  # noqa: E402
+from test_offload_compiled import parameters  # noqa: E402
 from model_cases import random_graph, relative_error  # noqa: E402
 
 WIDTH = 16
@@ -75,16 +76,7 @@ def one_thread(monkeypatch):
 
 def step(library, model, pre, seed=3):
     """One training step (forward and backward); the output and every gradient."""
-    rng = np.random.default_rng(seed)
-    entry = library[f"{model}_fwd"]
-    symbols = {k: int(getattr(pre, k)) for k in ("N", "E", "T", "R", "P")}
-    tensors = {}
-    for arg in entry.arguments:
-        if arg.role in ("input", "weight"):
-            shape = autograd._shape(entry, arg, symbols)
-            scale = 1.0 if arg.role == "input" else 0.3
-            tensors[arg.name] = torch.tensor(
-                rng.standard_normal(shape).astype(np.float32) * scale, requires_grad=True)
+    tensors = parameters(library, f"{model}_fwd", pre, seed)
     out, = autograd.run(library, model, pre, **tensors)
     weight = torch.sin(torch.arange(out.numel(), dtype=torch.float32)).reshape(out.shape)
     (out * weight).sum().backward()
