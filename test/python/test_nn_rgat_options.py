@@ -136,6 +136,16 @@ def randomize(conv, seed):
             q.copy_(torch.randn(q.shape, generator=g) * 0.7)
 
 
+def randomize_mild_mod(conv, seed):
+    """randomize, with the cardinality MLP's first layer (l1, b1) scaled
+    down, for the variants whose scores multiply (dim > 1, within-relation)."""
+    randomize(conv, seed)
+    with torch.no_grad():
+        for name in ("l1", "b1"):
+            if hasattr(conv, name):
+                getattr(conv, name).mul_(0.2)
+
+
 def check(conv, kind, seed, edge_attr_rows=None, attention=False):
     """conv's output (and α) and the gradients of x, edge_attr and every
     parameter against the float64 reference."""
@@ -278,11 +288,7 @@ def test_dim(kind, heads, dim, concat, mod, edge):
                         edge_dim=3 if edge else None,
                         attention_mode="multiplicative-self-attention")
     assert f"heads={heads * dim}" in conv.model_spec
-    randomize(conv, 19)
-    with torch.no_grad():
-        for name in ("l1", "b1"):
-            if hasattr(conv, name):
-                getattr(conv, name).mul_(0.2)
+    randomize_mild_mod(conv, 19)
     check(conv, kind, 20, edge_attr_rows="edges" if edge else None, attention=True)
 
 
@@ -297,11 +303,7 @@ def test_within_relation(kind, heads, mode, mod, dim):
     conv = hnn.RGATConv(IN, 4, R, heads=heads, attention_mechanism="within-relation",
                         attention_mode=mode, mod=mod, dim=dim)
     assert f"within={R}" in conv.model_spec
-    randomize(conv, 21)
-    with torch.no_grad():
-        for name in ("l1", "b1"):
-            if hasattr(conv, name):
-                getattr(conv, name).mul_(0.2)
+    randomize_mild_mod(conv, 21)
     check(conv, kind, 22, attention=True)
 
 
