@@ -146,10 +146,10 @@ bool runsVectorRows(mlir::scf::ForOp loop, int64_t lanes);
 /// What the warp rewriting needs from the kernel skeleton.
 struct WarpContext {
   int64_t lanes = kWarpSize; // lanes per instance (the group)
-  /// Consecutive iterations of a distributed loop each lane runs (1, or
-  /// kRowVector in the 16-byte variant): lane l runs iterations
-  /// [l * vector, (l + 1) * vector), then the next lanes * vector, ...
-  int64_t vector = 1;
+  /// The 16-byte variant's distributed loops whose lanes run kRowVector
+  /// consecutive iterations: lane l runs [4l, 4l + 4), then lanes * 4
+  /// further on (the other loops: l, l + lanes, ...).
+  llvm::SmallPtrSet<mlir::Operation *, 4> vectorLoops;
   mlir::Value lane;          // index in [0, lanes): the lane in its group
   mlir::Value lane0;         // i1: lane == 0
   mlir::Value mask;          // i32: the group's lanes in the warp

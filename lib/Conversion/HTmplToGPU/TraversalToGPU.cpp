@@ -314,8 +314,27 @@ void assumeRowsAligned(RewriterBase &rewriter, mlir::gpu::LaunchOp launch,
   }
 }
 
+/// The 16-byte variant of a warp-mapped traversal: the row operands the
+/// host checked, and the distributed loops that run in 16-byte runs.
+struct RowVectors {
+  SmallVector<Value> rows;
+  llvm::SmallPtrSet<Operation *, 4> loops;
+};
+
+/// The distributed loops of `plan` that the 16-byte variant runs in runs of
+/// kRowVector features: unrolled whole runs, and no write but the group's
+/// shared rows in between.
+llvm::SmallPtrSet<Operation *, 4> vectorLoopsOf(const TraversalPlan &plan) {
+  llvm::SmallPtrSet<Operation *, 4> loops;
+  for (Operation *loop : plan.distributed)
+    if (runsVectorRows(cast<scf::ForOp>(loop), plan.lanes) &&
+        onlyBufferedWrites(loop, plan))
+      loops.insert(loop);
+  return loops;
+}
+
 void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
-                    const TraversalPlan &plan, ArrayRef<Value> vectorRows) {
+                    const TraversalPlan &plan, const RowVectors *vectors) {
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
   int64_t threads = op.getLaunchBounds(), groups = threads / plan.lanes;
@@ -338,8 +357,8 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
   Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
   Value group;
   WarpContext context = groupContext(b, loc, plan, launch.thread, group);
-  if (!vectorRows.empty())
-    context.vector = kRowVector;
+  if (vectors)
+    context.vectorLoops = vectors->loops;
   Value globalGroup = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, groups)),
@@ -451,11 +470,12 @@ void lowerWarpEdges(RewriterBase &rewriter, TraversalOp op,
     emitFlush(rewriter, loc, plan, context, last);
   }
   rewriteWarpBody(rewriter, plan, ops, context);
-  assumeRowsAligned(rewriter, launch.op, vectorRows);
+  if (vectors)
+    assumeRowsAligned(rewriter, launch.op, vectors->rows);
 }
 
 void lowerWarpNodes(RewriterBase &rewriter, TraversalOp op,
-                    const TraversalPlan &plan, ArrayRef<Value> vectorRows) {
+                    const TraversalPlan &plan, const RowVectors *vectors) {
   Location loc = op.getLoc();
   OpBuilder &b = rewriter;
   int64_t threads = op.getLaunchBounds(), groups = threads / plan.lanes;
@@ -466,8 +486,8 @@ void lowerWarpNodes(RewriterBase &rewriter, TraversalOp op,
                    constIndex(b, loc, 1), constIndex(b, loc, 1), threads);
   Value group;
   WarpContext context = groupContext(b, loc, plan, launch.thread, group);
-  if (!vectorRows.empty())
-    context.vector = kRowVector;
+  if (vectors)
+    context.vectorLoops = vectors->loops;
   Value node = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, groups)),
@@ -482,7 +502,8 @@ void lowerWarpNodes(RewriterBase &rewriter, TraversalOp op,
   SmallVector<Value> args = bodyArguments(rewriter, loc, op, inst);
   inlineBody(rewriter, op, args);
   rewriteWarpBody(rewriter, plan, ops, context);
-  assumeRowsAligned(rewriter, launch.op, vectorRows);
+  if (vectors)
+    assumeRowsAligned(rewriter, launch.op, vectors->rows);
 }
 
 /// The instance of the thread whose instance id is `id`.
@@ -746,17 +767,17 @@ void allowContraction(TraversalOp op) {
   });
 }
 /// Replaces one planned instance by its kernel (the 16-byte variant when
-/// `vectorRows` is not empty) and erases it.
+/// `vectors` is given) and erases it.
 void lowerPlanned(RewriterBase &rewriter, TraversalOp op,
-                  const TraversalPlan &plan, ArrayRef<Value> vectorRows) {
+                  const TraversalPlan &plan, const RowVectors *vectors) {
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
   if (plan.mode == TraversalMode::Thread)
     lowerThreads(rewriter, op, plan);
   else if (op.getDomain() == Domain::Nodes)
-    lowerWarpNodes(rewriter, op, plan, vectorRows);
+    lowerWarpNodes(rewriter, op, plan, vectors);
   else
-    lowerWarpEdges(rewriter, op, plan, vectorRows);
+    lowerWarpEdges(rewriter, op, plan, vectors);
   rewriter.eraseOp(op);
 }
 } // namespace
@@ -772,11 +793,8 @@ void hector::gpu::lowerTraversal(RewriterBase &rewriter, TraversalOp op,
   FailureOr<TraversalPlan> plan = planTraversal(op, lanes); // checked before
   SmallVector<Value> rows = rowsOfWholeChunks(op);
   if (plan->mode == TraversalMode::Thread || rows.empty() ||
-      !llvm::any_of(plan->distributed, [&](Operation *loop) {
-        return runsVectorRows(cast<scf::ForOp>(loop), plan->lanes) &&
-               onlyBufferedWrites(loop, *plan);
-      })) {
-    lowerPlanned(rewriter, op, *plan, {});
+      vectorLoopsOf(*plan).empty()) {
+    lowerPlanned(rewriter, op, *plan, nullptr);
     return;
   }
   // Two kernels, the host picking per call: the 16-byte variant where every
@@ -793,7 +811,8 @@ void hector::gpu::lowerTraversal(RewriterBase &rewriter, TraversalOp op,
   rewriter.setInsertionPointToStart(ifOp.thenBlock());
   auto vectorOp = cast<TraversalOp>(rewriter.clone(*op));
   FailureOr<TraversalPlan> vectorPlan = planTraversal(vectorOp, lanes);
-  lowerPlanned(rewriter, vectorOp, *vectorPlan, rows);
+  RowVectors vectors{rows, vectorLoopsOf(*vectorPlan)};
+  lowerPlanned(rewriter, vectorOp, *vectorPlan, &vectors);
   rewriter.moveOpBefore(op, ifOp.elseBlock()->getTerminator());
-  lowerPlanned(rewriter, op, *plan, {});
+  lowerPlanned(rewriter, op, *plan, nullptr);
 }

@@ -165,9 +165,9 @@ bool hector::gpu::runsVectorRows(scf::ForOp loop, int64_t lanes) {
 
 namespace {
 /// Splits the iterations of `loop` over the lanes of the group (lane l runs
-/// iterations l, l + lanes, ...; with context.vector = v and a per-lane
-/// count that v divides, runs of v: lv .. lv + v - 1, then lanes * v further
-/// on) and finishes its reductions in the group.
+/// iterations l, l + lanes, ...; a loop of context.vectorLoops runs of
+/// v = kRowVector: lv .. lv + v - 1, then lanes * v further on) and finishes
+/// its reductions in the group.
 /// Returns whether the caller should unroll the loop (fully) once done
 /// with it.
 bool distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
@@ -190,7 +190,7 @@ bool distributeLoop(RewriterBase &rewriter, scf::ForOp loop,
   // the trip count: the loop then counts them (0 .. trips / lanes), with
   // the iteration recomputed in the body, so that it can be unrolled.
   std::optional<APInt> trips = loop.getStaticTripCount();
-  int64_t v = runsVectorRows(loop, context.lanes) ? context.vector : 1;
+  int64_t v = context.vectorLoops.contains(loop) ? kRowVector : 1;
   uint64_t perLane = 0;
   if (trips && trips->getZExtValue() % context.lanes == 0)
     perLane = trips->getZExtValue() / context.lanes;

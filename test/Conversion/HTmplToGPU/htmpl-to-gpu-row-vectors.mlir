@@ -110,3 +110,43 @@ func.func @narrow(%src: memref<?xi32>, %dst: memref<?xi32>,
   }
   return
 }
+
+// -----
+
+// The choice is per loop: in the 16-byte variant, a loop that also stores
+// rows into memory keeps the general lane mapping (lane l: features l,
+// l + 16, ...) beside a loop that runs 16-byte runs.
+
+// CHECK-LABEL: func.func @mixed
+// CHECK: scf.if
+// CHECK: gpu.launch
+// CHECK: %[[LANE:[-a-zA-Z0-9_]+]] = arith.remui %{{.*}}, %c16 : index
+// CHECK: %[[F0:[-a-zA-Z0-9_]+]] = arith.muli %[[LANE]], %c4 : index
+// CHECK: memref.load %{{.*}}[%{{.*}}, %[[F0]]] : memref<?x64xf32>
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %[[LANE]]] : memref<?x64xf32>
+// CHECK: %[[G1:[-a-zA-Z0-9_]+]] = arith.addi %[[LANE]], %c16 : index
+// CHECK: memref.store %{{.*}}, %{{.*}}[%{{.*}}, %[[G1]]] : memref<?x64xf32>
+// CHECK: } else {
+func.func @mixed(%src: memref<?xi32>, %dst: memref<?xi32>,
+                 %ety: memref<?xi32>, %z: memref<?x64xf32>,
+                 %out: memref<?x64xf32>, %y: memref<?x64xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %two = arith.constant 2.0 : f32
+  htmpl.traversal edges coo(%src, %dst, %ety : memref<?xi32>, memref<?xi32>, memref<?xi32>)
+      ins(%z : memref<?x64xf32> as edge)
+      outs(%out : memref<?x64xf32> as dst, %y : memref<?x64xf32> as edge) {
+  ^bb0(%e: index, %rz: index, %ro: index, %ry: index):
+    scf.for %f = %c0 to %c64 step %c1 {
+      %v = memref.load %z[%rz, %f] : memref<?x64xf32>
+      htmpl.accumulate add %v, %out[%ro, %f] : f32, memref<?x64xf32>
+    }
+    scf.for %f = %c0 to %c64 step %c1 {
+      %v = memref.load %z[%rz, %f] : memref<?x64xf32>
+      %w = arith.mulf %v, %two : f32
+      memref.store %w, %y[%ry, %f] : memref<?x64xf32>
+    }
+  }
+  return
+}
