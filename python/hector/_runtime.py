@@ -275,6 +275,23 @@ def row_plan(addr: int, row_bytes: int) -> tuple[int, int, int]:
 NO_TEMPORARY_CAP = (1 << 64) - 1  # HECTOR_NO_TEMPORARY_CAP
 
 
+def temporary_cap_value(nbytes) -> int:
+    """The C ABI's value of a cap of `nbytes` bytes (None: no cap), checked."""
+    if nbytes is None:
+        return NO_TEMPORARY_CAP
+    if isinstance(nbytes, bool) or not isinstance(nbytes, int):
+        raise TypeError(f"set_temporary_cap: expected a number of bytes or None, got "
+                        f"{type(nbytes).__name__}")
+    if not 0 <= nbytes < NO_TEMPORARY_CAP:
+        raise ValueError(f"set_temporary_cap: {nbytes} bytes is out of range [0, 2**64 - 1)")
+    return nbytes
+
+
+def temporary_cap_of(value: int):
+    """The cap a C ABI value stands for (None: no cap)."""
+    return None if value == NO_TEMPORARY_CAP else value
+
+
 def _launch_function(name: str):
     lib = load()
     fn = getattr(lib, name, None)
@@ -293,21 +310,13 @@ def set_temporary_cap(nbytes) -> None:
     points hold at once in this process (None: no cap); a call past it fails
     with a LaunchError of status OUT_OF_MEMORY. CompiledLibrary.set_temporary_cap
     does the same through a library's own runtime."""
-    if nbytes is None:
-        nbytes = NO_TEMPORARY_CAP
-    elif isinstance(nbytes, bool) or not isinstance(nbytes, int):
-        raise TypeError(f"set_temporary_cap: expected a number of bytes or None, got "
-                        f"{type(nbytes).__name__}")
-    elif not 0 <= nbytes < NO_TEMPORARY_CAP:
-        raise ValueError(f"set_temporary_cap: {nbytes} bytes is out of range [0, 2**64 - 1)")
-    _launch_function("hector_launch_set_temporary_cap")(nbytes)
+    _launch_function("hector_launch_set_temporary_cap")(temporary_cap_value(nbytes))
 
 
 def temporary_cap():
     """The cap (None: none; 0 while a malformed $HECTOR_TEMPORARY_CAP refuses
     every allocation)."""
-    cap = int(_launch_function("hector_launch_temporary_cap")())
-    return None if cap == NO_TEMPORARY_CAP else cap
+    return temporary_cap_of(int(_launch_function("hector_launch_temporary_cap")()))
 
 
 def temporary_bytes() -> int:

@@ -147,7 +147,7 @@ def _entry_error(entry: str, status: int, message: str) -> LaunchError:
 
 
 # A cap of this many bytes is no cap (HECTOR_NO_TEMPORARY_CAP, temporaries.h).
-NO_TEMPORARY_CAP = (1 << 64) - 1
+NO_TEMPORARY_CAP = _runtime.NO_TEMPORARY_CAP
 
 
 @dataclass(frozen=True)
@@ -773,8 +773,7 @@ class CompiledLibrary:
         none (initially $HECTOR_TEMPORARY_CAP; 0 while a malformed value of
         it refuses every allocation: calls then raise a LaunchError that
         says so)."""
-        cap = int(self._temporaries_function("temporary_cap")())
-        return None if cap == NO_TEMPORARY_CAP else cap
+        return _runtime.temporary_cap_of(int(self._temporaries_function("temporary_cap")()))
 
     def set_temporary_cap(self, nbytes):
         """Caps the bytes of temporaries in use at once (None: no cap) and
@@ -782,16 +781,7 @@ class CompiledLibrary:
         TemporaryMemoryError and frees what it allocated. A CPU library's
         cap is its own; a CUDA library's is its runtime's, for every CUDA
         library of the process."""
-        if nbytes is None:
-            value = NO_TEMPORARY_CAP
-        elif isinstance(nbytes, bool) or not isinstance(nbytes, int):
-            raise TypeError(f"set_temporary_cap: expected a number of bytes or None, "
-                            f"got {type(nbytes).__name__}")
-        elif not 0 <= nbytes < NO_TEMPORARY_CAP:
-            raise ValueError(f"set_temporary_cap: {nbytes} bytes is out of range "
-                             f"[0, 2**64 - 1)")
-        else:
-            value = nbytes
+        value = _runtime.temporary_cap_value(nbytes)
         previous = self.temporary_cap()
         self._temporaries_function("set_temporary_cap")(value)
         return previous
