@@ -45,6 +45,8 @@ from gpu_paths import REPO as _REPO  # noqa: E402  (sets the import paths)
 
 import numpy as np  # noqa: E402
 
+from cuda_torch import cuda_torch  # noqa: E402
+
 from model_cases import GRAPHS, library_name  # noqa: E402
 
 MODELS = [("rgcn", 64, 1), ("rgat", 64, 1), ("rgat", 64, 4), ("hgt", 64, 1), ("hgt", 64, 4)]
@@ -140,16 +142,6 @@ def relative(a, b):
 
 # ---- pytest ------------------------------------------------------------------------
 
-def _setup():
-    import pytest
-
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
-    return torch
-
 
 def _params():
     return [(m, w, h, g) for m, w, h in MODELS for g in sorted(GRAPHS)]
@@ -163,7 +155,7 @@ def pytest_generate_tests(metafunc):
 
 
 def test_same_result_as_device_features(edge_case):
-    torch = _setup()
+    torch = cuda_torch()
     from hector.unified import unified
 
     model, width, heads, kind = edge_case
@@ -179,7 +171,7 @@ def test_same_result_as_device_features(edge_case):
 
 
 def test_no_device_copy_of_h(config):
-    torch = _setup()
+    torch = cuda_torch()
     from hector.unified import unified
 
     model, width, heads = config
@@ -215,7 +207,7 @@ def test_no_device_copy_of_h(config):
 
 
 def test_reads_host_memory_in_place(config):
-    torch = _setup()
+    torch = cuda_torch()
     from hector.unified import unified
 
     model, width, heads = config
@@ -235,7 +227,7 @@ def test_reads_host_memory_in_place(config):
 def test_pinned_and_pageable_host_tensors():
     import pytest
 
-    torch = _setup()
+    torch = cuda_torch()
     lib = load("rgat", 64, 1)
     graph = GRAPHS["random_graph"](np.random.default_rng(6))
     case = Case(lib, "rgat", graph, 64, 1, seed=6)

@@ -37,6 +37,8 @@ from gpu_paths import REPO as _REPO  # noqa: E402  (sets the import paths)
 
 import numpy as np  # noqa: E402
 
+from cuda_torch import cuda_torch  # noqa: E402
+
 from model_cases import GRAPHS  # noqa: E402
 
 # (model, layers, width, heads)
@@ -73,15 +75,6 @@ def build(directory: str) -> None:
 
 
 # ---- pytest ------------------------------------------------------------------------
-
-def _setup():
-    import pytest
-
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
-    torch.backends.cuda.matmul.allow_tf32 = False
-    return torch
 
 
 def load(stack, plan):
@@ -143,7 +136,7 @@ def pytest_generate_tests(metafunc):
 
 
 def test_plan_equals_keep_all(case):
-    torch = _setup()
+    torch = cuda_torch()
     from hector.tensor_cache import TensorCache
 
     stack, plan, graph_kind = case
@@ -170,7 +163,7 @@ def test_plan_equals_keep_all(case):
 
 
 def test_twenty_steps_with_checksums():
-    torch = _setup()
+    torch = cuda_torch()
     from hector.tensor_cache import TensorCache
 
     stack = STACKS[0]
@@ -190,7 +183,7 @@ def test_twenty_steps_with_checksums():
 
 
 def test_host_plan_lowers_the_peak():
-    torch = _setup()
+    torch = cuda_torch()
     from hector.datasets.synthetic import custom_spec, generate
     from hector.tensor_cache import TensorCache
 

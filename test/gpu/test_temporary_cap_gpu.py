@@ -28,11 +28,11 @@ import re
 import subprocess
 import sys
 
-_REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path[:0] = [os.path.join(_REPO, "python"), os.path.join(_REPO, "test", "python"),
-                os.path.join(_REPO, "test")]
+from gpu_paths import REPO as _REPO  # noqa: E402  (sets the import paths)
 
 import numpy as np  # noqa: E402
+
+from cuda_torch import cuda_torch  # noqa: E402
 
 WIDTH = 64
 DIR_ENV = "HECTOR_CAPACITY_GPU_DIR"
@@ -59,15 +59,6 @@ def build(directory: str) -> None:
 
 
 # ---- pytest ------------------------------------------------------------------------
-
-def _setup():
-    import pytest
-
-    torch = pytest.importorskip("torch")
-    if not torch.cuda.is_available():
-        pytest.skip("needs a CUDA GPU")
-    torch.backends.cuda.matmul.allow_tf32 = False
-    return torch
 
 
 def load():
@@ -121,7 +112,7 @@ def same(a, b):
 def uncapped_step():
     """torch, the library, the graph, an uncapped step's results and its
     measured peak of temporaries (nothing left allocated after it)."""
-    torch = _setup()
+    torch = cuda_torch()
     library = load()
     pre = graph(torch)
     library.set_temporary_cap(None)
@@ -177,7 +168,7 @@ def test_walking_the_cap_up_to_the_peak():
 
 def test_runtime_pool():
     """The same with the runtime's own pool instead of torch's allocator."""
-    _setup()
+    cuda_torch()
     env = dict(os.environ, HECTOR_TORCH_ALLOCATOR="0")
     result = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", os.path.abspath(__file__),
