@@ -81,14 +81,17 @@ def loss_of(kind, net, x, labels, node_type, sub, seed_pos):
     if kind == "hgt":
         hb = sampler.hetero(sub, node_type, NODE_TYPES, EDGE_TYPES)
         present = [nt for nt in NODE_TYPES if hb.node_ids[nt].numel()]
-        out = net({nt: x[hb.node_ids[nt]] for nt in present}, hb.edge_index_dict)
+        dev = x.device
+        out = net({nt: x[hb.node_ids[nt].to(dev)] for nt in present},
+                  {et: ei.to(dev) for et, ei in hb.edge_index_dict.items()})
         # back to the subgraph's local order (differentiably)
-        out_all = torch.zeros(sub.node_ids.numel(), CLASSES).index_copy(
-            0, torch.cat([hb.local_ids[nt] for nt in present]),
-            torch.cat([out[nt] for nt in present]))
+        flat = torch.cat([out[nt] for nt in present])
+        out_all = flat.new_zeros(sub.node_ids.numel(), CLASSES).index_copy(
+            0, torch.cat([hb.local_ids[nt] for nt in present]).to(dev), flat)
     else:
-        out_all = net(x[sub.node_ids], sub.edge_index, sub.edge_type)
-    return F.cross_entropy(out_all[seed_pos], labels[sub.node_ids[seed_pos]])
+        dev = x.device
+        out_all = net(x[sub.node_ids.to(dev)], sub.edge_index.to(dev), sub.edge_type.to(dev))
+    return F.cross_entropy(out_all[seed_pos.to(dev)], labels[sub.node_ids[seed_pos]].to(dev))
 
 
 def batch_of(split, the_sampler, step, rank=None):

@@ -106,13 +106,13 @@ def test_sampler_subgraph_is_real_sampled_and_relabelled(fanouts):
 
 def test_sampler_uniform_choice():
     """One node with 6 in-edges, fan-out 2: each in-edge is picked with
-    probability 1/3 (within a few standard deviations over 3000 draws)."""
+    probability 1/3 (within a few standard deviations over 1000 draws)."""
     s = sampler.NeighborSampler(torch.arange(1, 7), torch.zeros(6, dtype=torch.long), 7, [2])
     counts = torch.zeros(6)
-    for i in range(3000):
+    for i in range(1000):
         counts[s.sample(torch.tensor([0]), seed=i).edge_ids] += 1
-    assert counts.sum() == 6000
-    assert float((counts / 3000 - 1 / 3).abs().max()) < 0.04
+    assert counts.sum() == 2000
+    assert float((counts / 1000 - 1 / 3).abs().max()) < 0.065  # ~4.4 sigma
 
 
 def test_hetero_form_matches_the_homogeneous_subgraph():
