@@ -25,7 +25,9 @@ from hector.distributed.local_graph import local_graph
 WIDTH = 8
 # Every node type is some edge type's destination (FullGraphLayer needs it for HGT).
 METADATA = (["a", "b"], [("a", "r0", "b"), ("b", "r1", "a"), ("a", "r2", "a")])
-TOL = dict(rtol=1e-5, atol=1e-5)
+TOL = {"cpu": dict(rtol=1e-5, atol=1e-5),
+       # GPU kernels sum with atomics, in an order that changes between runs.
+       "cuda": dict(rtol=1e-4, atol=1e-5)}
 
 
 def graph(num_a: int = 14, num_b: int = 10, num_edges: int = 90, seed: int = 0):
@@ -75,7 +77,7 @@ def run_whole(layer, x, edge_index, edge_type, node_type):
     members = [torch.nonzero(node_type == t).view(-1) for t in range(len(names))]
     position = torch.empty_like(node_type)
     for ids in members:
-        position[ids] = torch.arange(ids.numel())
+        position[ids] = torch.arange(ids.numel(), device=ids.device)
     edges = {}
     for r, et in enumerate(METADATA[1]):
         mask = edge_type == r
@@ -85,6 +87,13 @@ def run_whole(layer, x, edge_index, edge_type, node_type):
     for t, m in enumerate(members):
         whole = whole.index_copy(0, m, out[names[t]])
     return whole
+
+
+def layer_specs() -> list:
+    """The model specs of every layer the checks build (hector.aot builds
+    them for the GPU machines, which have no compiler)."""
+    return sorted({make_layer(kind, WIDTH, out).model_spec
+                   for kind in ("rgcn", "rgat", "hgt") for out in (WIDTH, 4)})
 
 
 def warm(kinds=("rgcn", "rgat", "hgt")):
@@ -106,32 +115,36 @@ def _init(rank: int, world: int, port: int) -> None:
 
 
 def _compare(failures, what, got, want) -> None:
+    tol = TOL[want.device.type] if want is not None else TOL["cpu"]
     if got is None or want is None:
         if not (got is None and want is None):
             failures.append(f"{what}: one side has no gradient")
         return
-    if got.shape != want.shape or not torch.allclose(got, want, **TOL):
+    if got.shape != want.shape or not torch.allclose(got, want, **tol):
         diff = (got - want).abs().max().item() if got.shape == want.shape else "shape"
         failures.append(f"{what}: max |diff| {diff}, shapes {tuple(got.shape)} "
                         f"{tuple(want.shape)}")
 
 
-def check_model(graph_parts, kinds, failures, label, seed=0):
+def check_model(graph_parts, kinds, failures, label, seed=0, device="cpu", group=None):
     """One check: a stack of layers `kinds` (ReLU between) partitioned over
     the ranks vs the same stack on the whole graph in this process:
     outputs, input-feature gradients and (summed) weight gradients."""
     edge_index, edge_type, node_type, parts, method = graph_parts
+    edge_index, edge_type, node_type = (t.to(device) for t in (edge_index, edge_type,
+                                                               node_type))
     pg = PartitionedGraph(edge_index, node_type.numel(), edge_type=edge_type,
-                          node_type=node_type, parts=parts, method=method)
+                          node_type=node_type, parts=parts, method=method, device=device,
+                          group=group)
     n = node_type.numel()
     widths = [WIDTH] * len(kinds) + [4 if len(kinds) > 1 else WIDTH]
-    layers = [make_layer(k, widths[i], widths[i + 1], seed=seed + i)
+    layers = [make_layer(k, widths[i], widths[i + 1], seed=seed + i).to(device)
               for i, k in enumerate(kinds)]
     whole = [copy.deepcopy(layer) for layer in layers]
     wrapped = torch.nn.ModuleList([FullGraphLayer(layer, pg) for layer in layers])
     gen = torch.Generator().manual_seed(seed + 100)
-    x = torch.randn(n, WIDTH, generator=gen)
-    weight = torch.randn(n, widths[-1], generator=gen)  # loss = Σ out ⊙ weight
+    x = torch.randn(n, WIDTH, generator=gen).to(device)
+    weight = torch.randn(n, widths[-1], generator=gen).to(device)  # loss = Σ out ⊙ weight
 
     xw = x.clone().requires_grad_(True)
     h = xw
@@ -156,7 +169,7 @@ def check_model(graph_parts, kinds, failures, label, seed=0):
     return pg
 
 
-def check_layers(rank: int, world: int, scenario: str) -> list:
+def check_layers(rank: int, world: int, scenario: str, device="cpu", group=None) -> list:
     """Every layer kind, one layer each, and 2-layer stacks, on `scenario`:
     'metis' / 'ranges' (partition_nodes), 'no-halo' (components = ranks),
     'empty-rank' (the last rank owns no node)."""
@@ -176,7 +189,7 @@ def check_layers(rank: int, world: int, scenario: str) -> list:
         stacks.append(("hgt", "hgt"))
     for i, kinds in enumerate(stacks):
         pg = check_model(setup, kinds, failures, f"rank {rank} {scenario} {'+'.join(kinds)}",
-                         seed=10 * i)
+                         seed=10 * i, device=device, group=group)
     stats = pg.exchange.stats
     if scenario == "no-halo" and (stats.bytes_sent or stats.bytes_received or pg.local.num_halo):
         failures.append(f"rank {rank}: no-halo partition moved {stats.bytes_sent} bytes")
@@ -187,7 +200,7 @@ def check_layers(rank: int, world: int, scenario: str) -> list:
     return failures
 
 
-def check_halo(rank: int, world: int) -> list:
+def check_halo(rank: int, world: int, device="cpu", group=None) -> list:
     """The exchange alone against a hand computation: x[v] = (v, 10 v) must
     arrive as the halo rows; with the gradient of halo row v on rank q set to
     (q + 1)(v + 1), owner of v receives Σ over the ranks q whose edges read v
@@ -195,13 +208,13 @@ def check_halo(rank: int, world: int) -> list:
     edge_index, edge_type, node_type = graph(seed=7)
     n = node_type.numel()
     parts = np.arange(n) * world // n
-    local = local_graph(rank, parts, edge_index, num_parts=world)
-    exchange = HaloExchange(local, dist.new_group())
+    local = local_graph(rank, parts, edge_index, num_parts=world).to(device)
+    exchange = HaloExchange(local, group)
     x = torch.stack([torch.arange(n, dtype=torch.float32),
-                     10 * torch.arange(n, dtype=torch.float32)], dim=1)
+                     10 * torch.arange(n, dtype=torch.float32)], dim=1).to(device)
     x_owned = local.owned_rows(x).requires_grad_(True)
     halo = exchange(x_owned)
-    halo_ids = torch.from_numpy(local.halo)
+    halo_ids = torch.from_numpy(local.halo).to(device)
     grad_halo = ((rank + 1) * (halo_ids + 1)).to(torch.float32).view(-1, 1).expand(-1, 2)
     halo.backward(grad_halo)
     failures = []
@@ -212,7 +225,8 @@ def check_halo(rank: int, world: int) -> list:
     for q in range(world):  # the sources rank q reads from other ranks
         for v in set(src[(parts[dst] == q) & (parts[src] != q)].tolist()):
             expected[v] += (q + 1) * (v + 1)
-    want = torch.from_numpy(expected[local.owned]).to(torch.float32).view(-1, 1).expand(-1, 2)
+    want = torch.from_numpy(expected[local.owned]).to(torch.float32).view(-1, 1).expand(
+        -1, 2).to(device)
     if not torch.equal(x_owned.grad, want):
         failures.append(f"rank {rank}: owned gradient {x_owned.grad[:, 0].tolist()} != "
                         f"{want[:, 0].tolist()}")
@@ -222,33 +236,42 @@ def check_halo(rank: int, world: int) -> list:
     return failures
 
 
-def check_disagreement(rank: int, world: int) -> list:
+def check_disagreement(rank: int, world: int, device="cpu", group=None) -> list:
     """Ranks given different partitions: every rank must raise ValueError."""
     edge_index, edge_type, node_type = graph()
     parts = (np.arange(node_type.numel()) + rank) % world
     try:
-        PartitionedGraph(edge_index, node_type.numel(), edge_type=edge_type, parts=parts)
+        PartitionedGraph(edge_index, node_type.numel(), edge_type=edge_type, parts=parts,
+                         device=device, group=group)
     except ValueError as err:
         return [] if "disagree" in str(err) else [f"rank {rank}: {err}"]
     return [f"rank {rank}: different partitions were accepted"]
 
 
-def worker(rank: int, world: int, port: int, scenarios, out_dir: str) -> None:
-    """Runs the checks `scenarios` in order (all ranks run the same) and
-    writes {scenario: failures} to out_dir/rank<rank>.json. A check that
-    raises is a failure of its scenario; the next ones still run."""
-    _init(rank, world, port)
+def run_checks(rank: int, world: int, scenarios, device="cpu") -> dict:
+    """{scenario: failures} of the checks `scenarios`, run in order (all
+    ranks run the same, in an initialized process group). A check that
+    raises is a failure of its scenario; the next ones still run. One
+    process group serves every exchange (NCCL communicators are costly)."""
+    group = dist.new_group()
     results = {}
     for scenario in scenarios:
         try:
             if scenario == "halo":
-                results[scenario] = check_halo(rank, world)
+                results[scenario] = check_halo(rank, world, device, group)
             elif scenario == "disagree":
-                results[scenario] = check_disagreement(rank, world)
+                results[scenario] = check_disagreement(rank, world, device, group)
             else:
-                results[scenario] = check_layers(rank, world, scenario)
+                results[scenario] = check_layers(rank, world, scenario, device, group)
         except Exception:  # noqa: BLE001 -- reported to the test, which fails
             results[scenario] = [f"rank {rank}: " + traceback.format_exc()]
+    return results
+
+
+def worker(rank: int, world: int, port: int, scenarios, out_dir: str) -> None:
+    """A spawned CPU rank (gloo): run_checks, written to out_dir/rank<rank>.json."""
+    _init(rank, world, port)
+    results = run_checks(rank, world, scenarios)
     dist.destroy_process_group()
     with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
         json.dump(results, f)
