@@ -126,7 +126,8 @@ def _compare(failures, what, got, want) -> None:
                         f"{tuple(want.shape)}")
 
 
-def check_model(graph_parts, kinds, failures, label, seed=0, device="cpu", group=None):
+def check_model(graph_parts, kinds, failures, label, seed=0, device="cpu", group=None,
+                ddp=False):
     """One check: a stack of layers `kinds` (ReLU between) partitioned over
     the ranks vs the same stack on the whole graph in this process:
     outputs, input-feature gradients and (summed) weight gradients."""
@@ -154,12 +155,16 @@ def check_model(graph_parts, kinds, failures, label, seed=0, device="cpu", group
     (h * weight).sum().backward()
 
     xp = pg.owned_rows(x).clone().requires_grad_(True)
-    hp = xp
-    for i, layer in enumerate(wrapped):
-        hp = layer(hp)
-        hp = hp.relu() if i + 1 < len(wrapped) else hp
-    (hp * pg.owned_rows(weight)).sum().backward()
-    all_reduce_gradients(wrapped)
+    if ddp:  # DDP averages the weights' gradients: the sum is world size times theirs
+        model = torch.nn.parallel.DistributedDataParallel(_Stack(wrapped))
+        hp = model(xp)
+        (hp * pg.owned_rows(weight)).sum().backward()
+        for p in model.parameters():
+            p.grad.mul_(dist.get_world_size())
+    else:
+        hp = _Stack(wrapped)(xp)
+        (hp * pg.owned_rows(weight)).sum().backward()
+        all_reduce_gradients(wrapped)
 
     _compare(failures, f"{label}: output", hp.detach(), pg.owned_rows(h.detach()))
     _compare(failures, f"{label}: grad x", xp.grad, pg.owned_rows(xw.grad))
@@ -167,6 +172,20 @@ def check_model(graph_parts, kinds, failures, label, seed=0, device="cpu", group
         for (name, p), (_, q) in zip(mp.layer.named_parameters(), mw.named_parameters()):
             _compare(failures, f"{label}: layer {i} grad {name}", p.grad, q.grad)
     return pg
+
+
+class _Stack(torch.nn.Module):
+    """FullGraphLayers with ReLU between."""
+
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = layers
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            x = x.relu() if i + 1 < len(self.layers) else x
+        return x
 
 
 def check_layers(rank: int, world: int, scenario: str, device="cpu", group=None) -> list:
@@ -185,11 +204,13 @@ def check_layers(rank: int, world: int, scenario: str, device="cpu", group=None)
         setup = (edge_index, edge_type, node_type, parts,
                  scenario if scenario in ("metis", "ranges") else "auto")
     stacks = [("rgcn",), ("rgat",), ("hgt",), ("rgat", "rgcn")]
+    if scenario == "ddp":  # gradients summed by DistributedDataParallel instead
+        stacks = [("hgt",), ("rgat", "rgcn")]
     if scenario in ("metis", "empty-rank"):
         stacks.append(("hgt", "hgt"))
     for i, kinds in enumerate(stacks):
         pg = check_model(setup, kinds, failures, f"rank {rank} {scenario} {'+'.join(kinds)}",
-                         seed=10 * i, device=device, group=group)
+                         seed=10 * i, device=device, group=group, ddp=scenario == "ddp")
     stats = pg.exchange.stats
     if scenario == "no-halo" and (stats.bytes_sent or stats.bytes_received or pg.local.num_halo):
         failures.append(f"rank {rank}: no-halo partition moved {stats.bytes_sent} bytes")

@@ -37,7 +37,7 @@ def _free_port() -> int:
 
 # Two spawns, each running several scenarios (starting a rank costs seconds:
 # importing torch): 2 ranks and 3 ranks (the empty rank, the hand-computed halo).
-SCENARIOS = {2: ("metis", "ranges", "no-halo", "disagree"), 3: ("halo", "empty-rank")}
+SCENARIOS = {2: ("metis", "ranges", "no-halo", "ddp", "disagree"), 3: ("halo", "empty-rank")}
 
 
 def _spawn(world, scenarios, tmp_path_factory) -> dict:
@@ -190,6 +190,12 @@ def test_partitioned_layers_equal_the_whole_graph(ranks, world, scenario):
     if scenario == "metis" and not partition.metis_available():
         pytest.skip("libmetis is not installed")
     _check(ranks, world, scenario)
+
+
+def test_distributed_data_parallel_sums_the_gradients_too(ranks):
+    """FullGraphLayers inside DDP instead of all_reduce_gradients: the same
+    input gradients, and weight gradients averaged (the sum / world size)."""
+    _check(ranks, 2, "ddp")
 
 
 def test_ranks_that_disagree_on_the_partition_all_stop(ranks):

@@ -25,10 +25,10 @@ the layer and dropped.
 Weights are replicated. Each rank's loss covers its owned nodes, so the
 global loss is the sum over ranks and a weight's gradient is the sum of the
 ranks' gradients: all_reduce_gradients sums them explicitly (one flat
-all_reduce). DistributedDataParallel works as well (every rank runs every
-layer, an empty rank on an empty local graph, so every parameter gets a
-gradient on every rank), but averages: scale the loss by the world size, or
-use all_reduce_gradients. docs/distributed.md has the design.
+all_reduce). DistributedDataParallel around the stack works as well but
+averages: its weight gradients are the sum / world size (scale the learning
+rate, or use all_reduce_gradients); input gradients are the same either
+way. docs/distributed.md has the design.
 """
 
 from __future__ import annotations
