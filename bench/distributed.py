@@ -21,6 +21,16 @@ rank and step). Per (model, dataset, world size) it records:
     torchrun --nproc_per_node=4 bench/distributed.py --out dp.json --append   # one size
     python3 bench/distributed.py --device cpu --tiny --out /tmp/dp.json      # plumbing, gloo
 
+--mode full-graph runs bench/distributed_full_graph.py with the other
+arguments (full-graph training of a partitioned graph: step time, halo
+bytes, compute / communication split; its --help lists its options):
+
+    python3 bench/distributed.py --mode full-graph --nproc 2 --model rgat --width 256
+
+The GPU machines have no compiler: build the cases' cuda libraries here
+with --build DIR (either mode, same other arguments) and run there with
+HECTOR_CACHE_DIR=DIR.
+
 --features host (default on GPUs) keeps one feature table per host in
 shared memory, registered as pinned memory by every rank and gathered
 zero-copy (hector.distributed.shared_features); --features device copies
@@ -243,6 +253,33 @@ def run_data_parallel(args):
     return records
 
 
+def build_data_parallel(args):
+    """The cuda libraries (with training entries) of every model of the cases,
+    into args.build: the GPU machines have no compiler (HECTOR_CACHE_DIR=DIR
+    there)."""
+    from hector import aot
+    from hector.datasets.synthetic import generate
+
+    specs = set()
+    for dataset in args.datasets:
+        g = generate(dataset, scale=1e-3, seed=args.seed)  # only its types
+        for kind in args.models:
+            model = TwoLayers(kind, args.width, args.heads, g.num_edge_types, _metadata(g))
+            specs |= {m.model_spec for m in (model.conv1, model.conv2)}
+    for spec in sorted(specs):
+        (_, lib), = aot.build([spec], "cuda", training=True, cache_dir=args.build)
+        print(f"{lib.key}  {spec}")
+    return []
+
+
+def run_full_graph(argv):
+    """--mode full-graph: bench/distributed_full_graph.py with the other
+    arguments (its own options: --dataset, --nproc, --width, ...)."""
+    import distributed_full_graph
+
+    return distributed_full_graph.main(argv)
+
+
 MODES = {"data-parallel": run_data_parallel}
 
 
@@ -277,7 +314,8 @@ def table(records) -> str:
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--mode", choices=sorted(MODES), default="data-parallel")
+    p.add_argument("--mode", choices=sorted(MODES) + ["full-graph"], default="data-parallel",
+                   help="full-graph: the options of bench/distributed_full_graph.py follow")
     p.add_argument("--models", default="rgat,hgt,rgcn")
     p.add_argument("--datasets", default="mag,wikikg2")
     p.add_argument("--nprocs", default=None, help="world sizes to spawn, e.g. 1,2,4,8 "
@@ -298,6 +336,8 @@ def parse_args(argv=None):
                    "batches, 2 timed steps, world sizes 1 and 2")
     p.add_argument("--out", default="distributed.json")
     p.add_argument("--append", action="store_true", help="add to the records of --out")
+    p.add_argument("--build", default=None, metavar="DIR",
+                   help="only build the cases' cuda libraries into DIR (a hector cache)")
     args = p.parse_args(argv)
     args.models = [m for m in args.models.split(",") if m]
     if set(args.models) - set(MODELS):
@@ -318,7 +358,16 @@ def parse_args(argv=None):
 
 
 def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    mode_parser = argparse.ArgumentParser(add_help=False)
+    mode_parser.add_argument("--mode", default="data-parallel")
+    mode, rest = mode_parser.parse_known_args(argv)
+    if mode.mode == "full-graph":
+        return run_full_graph(rest)
     args = parse_args(argv)
+    if args.build:
+        build_data_parallel(args)
+        return 0
     started = time.strftime("%Y-%m-%dT%H:%M:%S")
     records = MODES[args.mode](args)
     from hector.distributed import data_parallel
