@@ -27,7 +27,8 @@ constexpr int64_t kDefaultGPUBlockSize = 256;
 #include "hector/Target/Passes.h.inc"
 
 /// Registers the backends' passes (Passes.td) with the global registry,
-/// for hector-opt and the textual pipelines of hectorc.
+/// for hector-opt's command line and the pass-manager options of hectorc
+/// (--mlir-print-ir-after=<pass>).
 void registerBackendPasses();
 
 } // namespace hector
