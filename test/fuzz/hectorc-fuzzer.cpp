@@ -50,6 +50,7 @@ constexpr size_t kMaxInputBytes = 16 * 1024;
 
 /// One hectorc configuration.
 struct Config {
+  hector::Target target = hector::Target::CPU;
   hector::PipelineOptions pipeline;
   /// The last stage run (CPU: up to LLVM IR; CUDA: up to the GPU stage,
   /// since the cubin needs ptxas).
@@ -61,25 +62,24 @@ struct Config {
 /// The configuration of an input: bits of a hash of its bytes pick the
 /// target (and --host-resident), --training and --save, --variant,
 /// --split-softmax, --typed-endpoints and --graph-sizes.
-Config configFor(llvm::StringRef text) {
+void configure(Config &config, llvm::StringRef text) {
   uint64_t bits = llvm::xxh3_64bits(text);
   auto take = [&](unsigned count) {
     uint64_t value = bits % count;
     bits /= count;
     return value;
   };
-  Config config;
   hector::PipelineOptions &options = config.pipeline;
   // One input in four goes the CUDA way (htmpl-to-gpu and the GPU mapping).
   if (take(4) == 0) {
-    options.target = hector::Target::CUDA;
+    config.target = hector::Target::CUDA;
     options.gpuTemplates = take(4) != 0;
     config.last = hector::Stage::GPU;
     config.flags += " --target=cuda --emit=gpu";
     if (!options.gpuTemplates)
       config.flags += " --gpu-templates=false";
     if (take(2) == 0) { // the examples' node features are named h
-      options.hostResident = {"h"};
+      options.hostResident = std::vector<std::string>{"h"};
       config.flags += " --host-resident=h";
     }
   } else {
@@ -91,7 +91,7 @@ Config configFor(llvm::StringRef text) {
     options.training = true;
     static const char *const kSave[] = {"materialized", "all", "none"};
     options.savePolicy = kSave[take(3)];
-    config.flags += " --training --save=" + options.savePolicy;
+    config.flags += " --training --save=" + options.savePolicy.getValue();
   }
   static const char *const kVariant[] = {"both", "unopt", "compact", "reorder"};
   unsigned variant = take(4);
@@ -109,17 +109,20 @@ Config configFor(llvm::StringRef text) {
   // Graph sizes that make compaction and reordering pay, or not.
   switch (take(4)) {
   case 0:
-    options.graphSizes = "num-nodes=100 num-edges=1000000 num-pairs=100";
+    options.numNodes = 100;
+    options.numEdges = 1000000;
+    options.numPairs = 100;
     config.flags += " --graph-sizes=N=100,E=1000000,P=100";
     break;
   case 1:
-    options.graphSizes = "num-nodes=100000 num-edges=100001 num-pairs=100001";
+    options.numNodes = 100000;
+    options.numEdges = 100001;
+    options.numPairs = 100001;
     config.flags += " --graph-sizes=N=100000,E=100001,P=100001";
     break;
   default:
     break;
   }
-  return config;
 }
 
 /// Dialects a model may be written in: the parser sees only these, so that
@@ -177,7 +180,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size > kMaxInputBytes)
     return -1; // not added to the corpus
   llvm::StringRef text(reinterpret_cast<const char *>(data), size);
-  Config config = configFor(text);
+  Config config;
+  configure(config, text);
   if (verbose())
     llvm::errs() << "hectorc-fuzzer: hectorc" << config.flags << " (" << size << " bytes)\n";
 
@@ -213,12 +217,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       if (mlir::failed(entries))
         return 0;
       hector::ManifestInfo info;
-      info.target = hector::targetName(config.pipeline.target).str();
+      info.target = hector::targetName(config.target).str();
       std::string manifest = hector::renderManifest(*entries, info);
       if (manifest.empty())
         __builtin_trap(); // a manifest is never empty
     }
-    if (mlir::failed(hector::runStage(*module, stage, config.pipeline)))
+    if (mlir::failed(
+            hector::runStage(*module, config.target, stage, config.pipeline)))
       return 0;
   }
   if (config.translate) {

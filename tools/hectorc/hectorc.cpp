@@ -270,14 +270,16 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
-/// Turns --graph-sizes=N=..,E=.. into the options of the hgraph passes
-/// ("num-nodes=.. num-edges=.."), or fails with `why` set.
-mlir::FailureOr<std::string> graphSizeOptions(llvm::StringRef text,
-                                              std::string &why) {
-  static const std::pair<const char *, const char *> kSymbols[] = {
-      {"N", "num-nodes"},     {"E", "num-edges"},     {"P", "num-pairs"},
-      {"R", "num-edge-types"}, {"T", "num-node-types"}};
-  std::string options;
+/// Sets the graph sizes of `options` from --graph-sizes=N=..,E=.., or fails
+/// with `why` set.
+mlir::LogicalResult setGraphSizes(llvm::StringRef text,
+                                  hector::PipelineOptions &options,
+                                  std::string &why) {
+  using SizeOption = hector::PipelineOptions::Option<int64_t>;
+  const std::pair<const char *, SizeOption *> kSymbols[] = {
+      {"N", &options.numNodes},     {"E", &options.numEdges},
+      {"P", &options.numPairs},     {"R", &options.numEdgeTypes},
+      {"T", &options.numNodeTypes}};
   llvm::SmallVector<llvm::StringRef> items;
   text.split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
   llvm::StringSet<> seen;
@@ -298,10 +300,9 @@ mlir::FailureOr<std::string> graphSizeOptions(llvm::StringRef text,
       why = "--graph-sizes: " + symbol.str() + " is given twice";
       return mlir::failure();
     }
-    options += (options.empty() ? "" : " ") + std::string(known->second) +
-               "=" + std::to_string(size);
+    *known->second = static_cast<int64_t>(size);
   }
-  return options;
+  return mlir::success();
 }
 
 /// Parses and verifies `input`; diagnostics are reported through `sourceMgr`.
@@ -517,7 +518,6 @@ int main(int argc, char **argv) {
   }
 
   hector::PipelineOptions options;
-  options.target = target;
   options.gpuArch = gpuArch;
   options.gpuFeatures = gpuFeatures;
   options.gpuBinaryFormat = emit == EmitStage::PTX ? "isa" : "fatbin";
@@ -546,10 +546,8 @@ int main(int argc, char **argv) {
       variant == Variant::Compact || variant == Variant::Both;
   {
     std::string why;
-    mlir::FailureOr<std::string> sizes = graphSizeOptions(graphSizes, why);
-    if (mlir::failed(sizes))
+    if (mlir::failed(setGraphSizes(graphSizes, options, why)))
       return fail(why);
-    options.graphSizes = *sizes;
   }
   options.typedEndpoints = typedEndpoints;
   options.splitSoftmax = splitSoftmax;
@@ -566,7 +564,8 @@ int main(int argc, char **argv) {
       return fail("--host-resident: '" + name +
                   "' is not an argument name (letters, digits, '_', '.', "
                   "'-')");
-  options.hostResident.assign(hostResident.begin(), hostResident.end());
+  options.hostResident =
+      std::vector<std::string>(hostResident.begin(), hostResident.end());
 
   std::string errorMessage;
   if (target == Target::CUDA &&
@@ -578,8 +577,8 @@ int main(int argc, char **argv) {
     std::string toolkit = findCudaToolkit(errorMessage);
     if (toolkit.empty())
       return fail(errorMessage);
-    // The NVVM serializer reads the toolkit (ptxas, libdevice) from here.
-    setenv("CUDA_ROOT", toolkit.c_str(), 1);
+    // gpu-module-to-binary's toolkit: ptxas and libdevice come from here.
+    options.cudaToolkit = toolkit;
     if (emit == EmitStage::Lib) {
       runtime = findRuntimeLibrary(argv[0], errorMessage);
       if (runtime.empty())
@@ -622,7 +621,7 @@ int main(int argc, char **argv) {
   // Lower stage by stage up to the one asked for.
   std::vector<hector::EntryPoint> entries;
   auto lowerTo = [&](Stage stage) {
-    return hector::runStage(*module, stage, options);
+    return hector::runStage(*module, target, stage, options);
   };
   Stage last = Stage::HGraph;
   switch (emit) {

@@ -95,4 +95,48 @@ def HTmplToGPU : Pass<"htmpl-to-gpu", "mlir::ModuleOp"> {
   ];
 }
 
+//===----------------------------------------------------------------------===//
+// htmpl to CPU loops (lib/Conversion/HTmplToCPU): run before htmpl-to-loops,
+// which lowers whatever instances they leave.
+//===----------------------------------------------------------------------===//
+
+def CPUGemm : Pass<"hector-cpu-gemm", "mlir::ModuleOp"> {
+  let summary = "Lower htmpl.gemm instances to vectorised CPU loops (the rest "
+                "is left to htmpl-to-loops)";
+  let description = [{
+    Lowers the `htmpl.gemm` instances of a CPU module to loops whose
+    innermost dimension is contiguous and explicitly vectorised (vector
+    accumulators over output columns; per-chunk private buffers for outer
+    products). Scatters with atomic stores run per owner of the output rows
+    (`hector_cpu_num_threads` parts), without atomics and in row order.
+    Instances with dynamic weight sizes are left as they are for
+    htmpl-to-loops.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
+    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
+    "::mlir::vector::VectorDialect"
+  ];
+}
+
+def CPUTraversal : Pass<"hector-cpu-traversal", "mlir::ModuleOp"> {
+  let summary = "Partition COO edge traversals by destination (and pair-order "
+                "ones by pair) so that accumulates into those rows need no atomics";
+  let description = [{
+    A COO edge traversal whose accumulates go into destination rows is split
+    by blocks of destination nodes (each edge type's run of edges into a
+    block found by binary search in the canonical (type, destination)
+    order); one whose accumulates go into edge-type rows only runs one
+    iteration per edge type; a pair-order traversal whose accumulates go
+    into pair rows runs one iteration per block of pairs. Those accumulates
+    then need no atomics. A run-time check of the order falls back to the
+    unchanged traversal (atomics, through htmpl-to-loops) for arrays that
+    are not sorted.
+  }];
+  let dependentDialects = [
+    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
+    "::mlir::scf::SCFDialect"
+  ];
+}
+
 #endif // HECTOR_CONVERSION_PASSES_TD

@@ -1,16 +1,19 @@
 //===- Passes.h - passes of Hector's backends -------------------*- C++ -*-===//
 //
 // The backends' own passes, declared in Passes.td (docs/passes/
-// HectorTargetPasses.md): the CUDA mapping of host loops and memory, and the
-// CPU's vectorised GEMMs, partitioned traversals and thread pool.
+// HectorTargetPasses.md): the CUDA mapping of host loops and memory, the
+// CPU's thread pool and checked allocations, and the preparation of entry
+// points. (The CPU lowering of htmpl instances is in
+// hector/Conversion/Passes.h.)
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef HECTOR_TARGET_PASSES_H
 #define HECTOR_TARGET_PASSES_H
 
+#include "hector/CPURuntimeABI.h"
+
 #include "mlir/Pass/Pass.h"
-#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <memory>
@@ -23,22 +26,9 @@ constexpr int64_t kDefaultGPUBlockSize = 256;
 #define GEN_PASS_DECL
 #include "hector/Target/Passes.h.inc"
 
-/// The CPU runtime's parallel loop (lib/Target/CPURuntime/CPURuntime.c):
-/// `void hector_cpu_parallel_for(void (*body)(int64_t begin, int64_t end,
-/// void *context), void *context, int64_t total)` runs body over disjoint
-/// ranges covering [0, total) on the library's threads.
-constexpr llvm::StringLiteral kCPUParallelFor = "hector_cpu_parallel_for";
-/// `int32_t hector_cpu_num_threads(void)`: the threads a parallel loop of
-/// the CPU runtime would use now (HECTOR_NUM_THREADS, OMP_NUM_THREADS, CPUs).
-constexpr llvm::StringLiteral kCPUNumThreads = "hector_cpu_num_threads";
-
-/// `int32_t hector_cpu_status(void)`: the calling thread's status in the CPU
-/// runtime (runtime/include/hector/temporaries.h), non-zero after a failed
-/// allocation.
-constexpr llvm::StringLiteral kCPUStatus = "hector_cpu_status";
-
 /// Registers the backends' passes (Passes.td) with the global registry,
-/// for hector-opt and the textual pipelines of hectorc.
+/// for hector-opt's command line and the pass-manager options of hectorc
+/// (--mlir-print-ir-after=<pass>).
 void registerBackendPasses();
 
 } // namespace hector

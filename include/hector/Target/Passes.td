@@ -2,9 +2,10 @@
 //
 // The backends' own passes (docs/backends.md). CUDA: they turn the parallel
 // loops and host allocations that htmpl-to-loops produces into what
-// upstream's GPU lowering accepts. CPU: vectorised GEMMs, traversals
-// partitioned so that their sums need no atomics, and parallel loops on a
-// thread pool.
+// upstream's GPU lowering accepts. CPU: parallel loops on a thread pool and
+// checked heap allocations. (The CPU's lowerings of htmpl instances,
+// hector-cpu-gemm and hector-cpu-traversal, are conversions:
+// include/hector/Conversion/Passes.td.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +13,26 @@
 #define HECTOR_TARGET_PASSES_TD
 
 include "mlir/Pass/PassBase.td"
+
+//===----------------------------------------------------------------------===//
+// Both targets
+//===----------------------------------------------------------------------===//
+
+def PrepareEntryPoints : Pass<"hector-prepare-entry-points", "mlir::ModuleOp"> {
+  let summary = "Check that the entry points fit the runtime ABI and mark them "
+                "for their C interface";
+  let description = [{
+    Finds the entry points of a module lowered to `func.func` over memrefs
+    (the functions marked `hector.entry`, or else every public function with
+    a body), checks that each fits the runtime ABI (no results; memref
+    arguments of a supported element type with the identity layout; a
+    well-formed `hector.arg` where present; host-resident arguments only
+    read) and marks it `llvm.emit_c_interface`, so that the LLVM lowering
+    exports `_mlir_ciface_<name>`. The hector pipelines run it after the
+    loops stage; hectorc calls the same check directly, since it also
+    writes the entries' description into the library's manifest.
+  }];
+}
 
 //===----------------------------------------------------------------------===//
 // CUDA
@@ -82,45 +103,6 @@ def AlignWorkgroupMemory : Pass<"hector-align-workgroup-memory", "mlir::ModuleOp
 //===----------------------------------------------------------------------===//
 // CPU
 //===----------------------------------------------------------------------===//
-
-def CPUGemm : Pass<"hector-cpu-gemm", "mlir::ModuleOp"> {
-  let summary = "Lower htmpl.gemm instances to vectorised CPU loops (the rest "
-                "is left to htmpl-to-loops)";
-  let description = [{
-    Lowers the `htmpl.gemm` instances of a CPU module to loops whose
-    innermost dimension is contiguous and explicitly vectorised (vector
-    accumulators over output columns; per-chunk private buffers for outer
-    products). Scatters with atomic stores run per owner of the output rows
-    (`hector_cpu_num_threads` parts), without atomics and in row order.
-    Instances with dynamic weight sizes are left as they are for
-    htmpl-to-loops.
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",
-    "::mlir::memref::MemRefDialect", "::mlir::scf::SCFDialect",
-    "::mlir::vector::VectorDialect"
-  ];
-}
-
-def CPUTraversal : Pass<"hector-cpu-traversal", "mlir::ModuleOp"> {
-  let summary = "Partition COO edge traversals by destination (and pair-order "
-                "ones by pair) so that accumulates into those rows need no atomics";
-  let description = [{
-    A COO edge traversal whose accumulates go into destination rows is split
-    by blocks of destination nodes (each edge type's run of edges into a
-    block found by binary search in the canonical (type, destination)
-    order); one whose accumulates go into edge-type rows only runs one
-    iteration per edge type; a pair-order traversal whose accumulates go
-    into pair rows runs one iteration per block of pairs. Those accumulates
-    then need no atomics. A run-time check of the order falls back to the
-    unchanged traversal (atomics, through htmpl-to-loops) for arrays that
-    are not sorted.
-  }];
-  let dependentDialects = [
-    "::mlir::arith::ArithDialect", "::mlir::memref::MemRefDialect",
-    "::mlir::scf::SCFDialect"
-  ];
-}
 
 def CPUParallel : Pass<"hector-cpu-parallel", "mlir::ModuleOp"> {
   let summary = "Run outermost scf.parallel loops on the CPU library's thread pool";

@@ -1,9 +1,9 @@
 //===- Pipelines.h - hectorc's stages and pass pipelines --------*- C++ -*-===//
 //
 // The stages a model goes through on its way to a shared library, and the
-// pass pipeline between each two (docs/backends.md lists them). Pipelines
-// are built from pass names, so the Hector passes of other libraries
-// (hgraph-to-htmpl, htmpl-to-loops) are picked up as registered.
+// pass pipeline between each two (docs/backends.md lists them), built in C++
+// from typed options. hector-opt registers the whole lowering as
+// `hector-cpu-pipeline` and `hector-cuda-pipeline`.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,10 +14,11 @@
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
 #include "mlir/Support/LLVM.h"
 
 #include <string>
-#include <vector>
 
 namespace hector {
 
@@ -30,60 +31,160 @@ enum class Precision { FP32, TF32 };
 /// host code launching them) exists for the CUDA target only.
 enum class Stage { HGraph, HTmpl, Loops, GPU, LLVM };
 
-struct PipelineOptions {
-  Target target = Target::CPU;
-  /// CUDA: the chip the cubin is built for, and the PTX features.
-  std::string gpuArch = "sm_90";
-  std::string gpuFeatures = "+ptx80";
-  /// CUDA: "fatbin" or "bin" embeds machine code, "isa" embeds PTX text.
-  std::string gpuBinaryFormat = "fatbin";
-  /// Optimisation level of device code (0-3).
-  int optLevel = 2;
-  int64_t gpuBlockSize = kDefaultGPUBlockSize;
-  /// CUDA: lower htmpl instances with htmpl-to-gpu (the GPU-specialised
-  /// templates) before htmpl-to-loops takes whatever is left.
-  bool gpuTemplates = true;
-  /// CUDA: htmpl-to-gpu's lanes-per-instance (0: chosen per traversal).
-  int64_t traversalLanes = 0;
-  /// CUDA: fp32 FMAs everywhere, or TF32 tensor cores in the row-mode GEMMs
-  /// of the vector kernel (htmpl-to-gpu's precision).
-  Precision precision = Precision::FP32;
-  /// Derive training entry points (`hgraph-autodiff`) before lowering, with
-  /// this policy for what the forward saves for the backward.
-  bool training = false;
-  std::string savePolicy = "materialized";
-  /// With training: hgraph-offload-scheduling's mode (none: not run) and
-  /// capacity.
-  std::string offloadMode = "none";
-  int64_t offloadCapacityMiB = 0;
-  /// The hgraph-level optimisations (docs/optimizations.md), run on every
-  /// hgraph.func at the HGraph stage.
-  bool linearReordering = true;
-  bool compactMaterialization = true;
-  /// The graph sizes their profitability decisions use, as pass options
-  /// ("num-nodes=7262 num-edges=48810 ..."); empty: the passes' defaults.
-  std::string graphSizes;
-  /// The graph's edge types have fixed endpoint node types, which lets
-  /// reordering multiply node-typed and edge-typed weights.
-  bool typedEndpoints = false;
-  /// Lower edge_softmax in two edge traversals instead of the stitched
-  /// traversal per destination (hgraph-to-htmpl's split-softmax).
-  bool splitSoftmax = false;
-  /// CUDA: names of node-wise inputs that stay in pinned, mapped host
-  /// memory (hgraph-host-resident before the lowering).
-  std::vector<std::string> hostResident;
+/// What the pipelines do, stage by stage; the target is an argument of the
+/// builders (hector-opt registers one pipeline per target). Options marked
+/// "cuda:" are ignored by the CPU pipeline. The defaults are hectorc's.
+struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
+  // HGraph stage.
+  Option<bool> training{
+      *this, "training",
+      llvm::cl::desc("Derive training entry points (hgraph-autodiff) before "
+                     "the optimisations"),
+      llvm::cl::init(false)};
+  Option<std::string> savePolicy{
+      *this, "save",
+      llvm::cl::desc("With training: what the forward saves for the "
+                     "backward (materialized, all, none)"),
+      llvm::cl::init("materialized")};
+  Option<std::string> offloadMode{
+      *this, "offload",
+      llvm::cl::desc("With training: hgraph-offload-scheduling's mode (none: "
+                     "not run, host, disk, auto)"),
+      llvm::cl::init("none")};
+  Option<int64_t> offloadCapacityMiB{
+      *this, "offload-capacity-mib",
+      llvm::cl::desc("With offload: the device memory the step may use, MiB "
+                     "(0: no limit)"),
+      llvm::cl::init(0)};
+  Option<bool> linearReordering{
+      *this, "linear-reordering",
+      llvm::cl::desc("Run hgraph-linear-reordering"), llvm::cl::init(true)};
+  Option<bool> compactMaterialization{
+      *this, "compact-materialization",
+      llvm::cl::desc("Run hgraph-compact-materialization"),
+      llvm::cl::init(true)};
+  /// The graph the library is for, which the optimisations' profitability
+  /// decisions use (0: unknown, the ratios of docs/optimizations.md).
+  Option<int64_t> numNodes{*this, "num-nodes",
+                           llvm::cl::desc("Nodes N of the graph (0: unknown)"),
+                           llvm::cl::init(0)};
+  Option<int64_t> numEdges{*this, "num-edges",
+                           llvm::cl::desc("Edges E (0: unknown)"),
+                           llvm::cl::init(0)};
+  Option<int64_t> numPairs{
+      *this, "num-pairs",
+      llvm::cl::desc("Unique (source, edge type) pairs P (0: unknown)"),
+      llvm::cl::init(0)};
+  Option<int64_t> numEdgeTypes{*this, "num-edge-types",
+                               llvm::cl::desc("Edge types R (0: unknown)"),
+                               llvm::cl::init(0)};
+  Option<int64_t> numNodeTypes{*this, "num-node-types",
+                               llvm::cl::desc("Node types T (0: unknown)"),
+                               llvm::cl::init(0)};
+  Option<bool> typedEndpoints{
+      *this, "typed-endpoints",
+      llvm::cl::desc("The graph's edge types have fixed endpoint node types, "
+                     "which lets reordering multiply node-typed and "
+                     "edge-typed weights"),
+      llvm::cl::init(false)};
+
+  // HTmpl stage.
+  Option<bool> splitSoftmax{
+      *this, "split-softmax",
+      llvm::cl::desc("Lower edge_softmax in two edge traversals "
+                     "(hgraph-to-htmpl's split-softmax)"),
+      llvm::cl::init(false)};
+  ListOption<std::string> hostResident{
+      *this, "host-resident",
+      llvm::cl::desc("cuda: node-wise inputs (argument names) that stay in "
+                     "pinned, mapped host memory (hgraph-host-resident)")};
+
+  // Loops stage.
+  Option<bool> gpuTemplates{
+      *this, "gpu-templates",
+      llvm::cl::desc("cuda: lower htmpl instances with htmpl-to-gpu before "
+                     "htmpl-to-loops takes whatever is left"),
+      llvm::cl::init(true)};
+  Option<int64_t> traversalLanes{
+      *this, "traversal-lanes",
+      llvm::cl::desc("cuda: htmpl-to-gpu's lanes-per-instance (0: chosen per "
+                     "traversal)"),
+      llvm::cl::init(0)};
+  Option<Precision> precision{
+      *this, "precision",
+      llvm::cl::desc("cuda: arithmetic of the GEMM products"),
+      llvm::cl::init(Precision::FP32),
+      llvm::cl::values(
+          clEnumValN(Precision::FP32, "fp32", "fp32 FMAs"),
+          clEnumValN(Precision::TF32, "tf32",
+                     "TF32 tensor cores in the row-mode GEMMs of the vector "
+                     "kernel"))};
+
+  // GPU stage.
+  Option<int64_t> gpuBlockSize{
+      *this, "gpu-block-size",
+      llvm::cl::desc("cuda: threads per block of flat parallel loops"),
+      llvm::cl::init(kDefaultGPUBlockSize)};
+
+  // LLVM stage.
+  Option<std::string> gpuArch{
+      *this, "gpu-arch",
+      llvm::cl::desc("cuda: the chip the kernels are built for"),
+      llvm::cl::init("sm_90")};
+  Option<std::string> gpuFeatures{
+      *this, "gpu-features", llvm::cl::desc("cuda: PTX features"),
+      llvm::cl::init("+ptx80")};
+  Option<std::string> gpuBinaryFormat{
+      *this, "gpu-format",
+      llvm::cl::desc("cuda: what the kernels are embedded as: fatbin or bin "
+                     "(machine code), isa (PTX text)"),
+      llvm::cl::init("fatbin")};
+  Option<int> optLevel{
+      *this, "opt-level",
+      llvm::cl::desc("cuda: optimisation level of device code (0-3)"),
+      llvm::cl::init(2)};
+  Option<std::string> cudaToolkit{
+      *this, "toolkit",
+      llvm::cl::desc("cuda: CUDA toolkit with bin/ptxas and nvvm/libdevice "
+                     "(gpu-module-to-binary's toolkit; empty: $CUDA_ROOT, "
+                     "else LLVM's default)"),
+      llvm::cl::init("")};
+
+  /// Where the registered pipelines stop (hectorc runs stage by stage).
+  Option<Stage> lastStage{
+      *this, "stop-after",
+      llvm::cl::desc("The last stage the pipeline reaches"),
+      llvm::cl::init(Stage::LLVM),
+      llvm::cl::values(
+          clEnumValN(Stage::HGraph, "hgraph", "the hgraph-level passes"),
+          clEnumValN(Stage::HTmpl, "htmpl", "hgraph-to-htmpl"),
+          clEnumValN(Stage::Loops, "loops", "the loop lowering"),
+          clEnumValN(Stage::GPU, "gpu",
+                     "cuda: kernels outlined (the CPU target has no such "
+                     "stage)"),
+          clEnumValN(Stage::LLVM, "llvm", "the LLVM dialect"))};
 };
 
 llvm::StringRef stageName(Stage stage);
 llvm::StringRef targetName(Target target);
 
-/// The textual pass pipeline, anchored on builtin.module but written without
-/// the anchor, that takes a module from the stage before `stage` to `stage`
-/// (for HGraph: the hgraph-level transformations: autodiff when training,
-/// then the optimisations; empty for GPU on the CPU target). hector-opt runs
-/// the
-/// same with --pass-pipeline='builtin.module(<pipeline>)'.
-std::string stagePipeline(Stage stage, const PipelineOptions &options);
+/// Adds to `pm` (anchored on builtin.module) the passes that take a module
+/// from the stage before `stage` to `stage`: for HGraph the hgraph-level
+/// transformations (autodiff when training, then the optimisations);
+/// nothing for GPU on the CPU target.
+void buildStagePipeline(mlir::OpPassManager &pm, Target target, Stage stage,
+                        const PipelineOptions &options);
+
+/// Adds every stage up to `options.lastStage`, with
+/// hector-prepare-entry-points after the loops stage (where hectorc checks
+/// the entry points and describes them for the manifest): what
+/// `hector-cpu-pipeline` and `hector-cuda-pipeline` run.
+void buildPipeline(mlir::OpPassManager &pm, Target target,
+                   const PipelineOptions &options);
+
+/// Registers `hector-cpu-pipeline` and `hector-cuda-pipeline` (the options
+/// of PipelineOptions) with the global registry, for hector-opt.
+void registerPipelines();
 
 /// Checks that LLVM's NVPTX backend accepts `options.gpuArch` with
 /// `options.gpuFeatures` (it aborts the process on a PTX version too old
@@ -93,7 +194,7 @@ mlir::LogicalResult checkGPUTarget(const PipelineOptions &options,
 
 /// Runs the pipeline of `stage` on `module`; failures are reported through
 /// the context's diagnostics.
-mlir::LogicalResult runStage(mlir::ModuleOp module, Stage stage,
+mlir::LogicalResult runStage(mlir::ModuleOp module, Target target, Stage stage,
                              const PipelineOptions &options);
 
 /// Everything the backends parse, lower and translate: Hector's and all
@@ -101,9 +202,9 @@ mlir::LogicalResult runStage(mlir::ModuleOp module, Stage stage,
 /// and their LLVM IR translations.
 void registerTargetDialects(mlir::DialectRegistry &registry);
 
-/// Registers Hector's, the backends' and all upstream passes with the
-/// global registry, which the textual pipelines are parsed against.
-/// Idempotent.
+/// Registers Hector's, the backends' and all upstream passes, and Hector's
+/// pipelines, with the global registry (for --mlir-print-ir-* and pass
+/// names in diagnostics; hector-opt's command line). Idempotent.
 void registerTargetPasses();
 
 } // namespace hector

@@ -46,11 +46,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "hector/Target/Passes.h"
+#include "hector/Conversion/Passes.h"
 
 #include "hector/Dialect/HTmpl/IR/HTmpl.h"
 
-#include "../Conversion/TemplateUtils/TemplateUtils.h"
+#include "../TemplateUtils/TemplateUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -66,7 +66,7 @@
 
 namespace hector {
 #define GEN_PASS_DEF_CPUTRAVERSAL
-#include "hector/Target/Passes.h.inc"
+#include "hector/Conversion/Passes.h.inc"
 } // namespace hector
 
 using namespace mlir;
