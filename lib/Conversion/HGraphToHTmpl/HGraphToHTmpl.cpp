@@ -9,7 +9,9 @@
 //    does every weight_grad (an outer-product GEMM summing per type
 //    segment). A transposed typed_linear whose only use is an
 //    `aggregate sum ... to src` scatters its rows into the source nodes
-//    with atomic adds instead of storing one row per edge.
+//    with atomic adds instead of storing one row per edge. A one-head `dot`
+//    of a compact GEMM result with an edge-typed typed_vector (RGAT's
+//    source score) is computed per pair in that GEMM's epilogue (row_dot).
 // 2. Fused traversals next: row-wise ops (element-wise math, dot, scale,
 //    slice, gather, typed_vector, relation_norm, degree_norm, zeros, equal,
 //    leaky_relu_grad) are never stored; they are evaluated inside the

@@ -17,8 +17,9 @@
 // passes (at most T over the whole instance). Gathered rows (lhs_rows) are
 // read inline by the A loader, scattered rows (out_rows) written inline by
 // the epilogue, which also applies the row scale and stores, accumulates or
-// adds atomically. Per-head block-diagonal weights are independent GEMMs on
-// grid.z.
+// adds atomically, and forms the row-dot epilogue (RowEpilogue::addRowDot:
+// shuffles over a row's lanes, one atomic per lane group). Per-head
+// block-diagonal weights are independent GEMMs on grid.z.
 //
 // Outer-product mode (weight gradients): the tile is (weight rows K, weight
 // columns N) of one slice, the reduction runs over the instance rows. The
