@@ -116,6 +116,46 @@ func.func @wgrad_heads_${H}_${KH}_${NH}(%lhs: memref<?x${K}xf32>, %rhs: memref<?
 }
 """
 
+# The row-dot epilogue (s[i] = out[i] . a[t(i)]): RGAT's per-pair source
+# score fused into the pair GEMM. ROW_DOT_CASES: name -> (K, N, knobs); the
+# knobs cover a row held by 16 lanes of one warp (the default tile), by two
+# column tiles (N = 128 over tn = 64: partial sums from two blocks), by two
+# whole warps (tn = 256, 64 threads a row), by groups of 4 lanes (12 threads
+# a row) and the general kernel (K, N not multiples of 4).
+GEMM_ROW_DOT = """
+func.func @gemm_row_dot_${NAME}(%lhs: memref<?x${K}xf32>, %rows: memref<?xi32>,
+    %rhs: memref<?x${K}x${N}xf32>, %out: memref<?x${N}xf32>, %seg: memref<?xi32>,
+    %a: memref<?x${N}xf32>, %s: memref<?x1xf32>) attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x${K}xf32>[%rows : memref<?xi32>])
+             rhs(%rhs : memref<?x${K}x${N}xf32>) out(%out : memref<?x${N}xf32>)
+             segments(%seg : memref<?xi32>)
+             row_dot(%a : memref<?x${N}xf32>) into(%s : memref<?x1xf32>) ${ATTRS}
+  return
+}
+"""
+
+ROW_DOT_CASES = {
+    "64_64": (64, 64, ""),
+    "128_64": (128, 64, ""),
+    "64_128": (64, 128, ""),
+    "33_33": (33, 33, ""),
+    "16_16": (16, 16, ""),
+    "warps": (32, 256, "{tile = array<i64: 8, 256, 8>, coarsen = 4, launch_bounds = 256}"),
+    "quads": (32, 48, "{tile = array<i64: 16, 48, 8>, coarsen = 4, launch_bounds = 192}"),
+}
+
+# A single transposed weight, rows scattered: s is per instance row.
+GEMM_ROW_DOT_SCATTER = """
+func.func @gemm_row_dot_scatter(%lhs: memref<?x64xf32>, %rhs: memref<64x64xf32>,
+    %out: memref<?x64xf32>, %orows: memref<?xi32>, %a: memref<1x64xf32>,
+    %s: memref<?x1xf32>) attributes {hector.entry} {
+  htmpl.gemm lhs(%lhs : memref<?x64xf32>) rhs(%rhs : memref<64x64xf32>)
+             out(%out : memref<?x64xf32>[%orows : memref<?xi32>])
+             row_dot(%a : memref<1x64xf32>) into(%s : memref<?x1xf32>) {transpose_rhs}
+  return
+}
+"""
+
 GEMM_KNOBS = """
 func.func @gemm_knobs_a(%lhs: memref<?x64xf32>, %rhs: memref<64x128xf32>,
     %out: memref<?x128xf32>) attributes {hector.entry} {
@@ -480,6 +520,10 @@ def gemm_module_source() -> str:
         parts.append(string.Template(GEMM_HEADS).substitute(
             H=h, KH=kh, NH=nh, K=h * kh, N=h * nh))
     parts.append(GEMM_KNOBS)
+    for name, (k, n, attrs) in ROW_DOT_CASES.items():
+        parts.append(string.Template(GEMM_ROW_DOT).substitute(
+            NAME=name, K=k, N=n, ATTRS=attrs))
+    parts.append(GEMM_ROW_DOT_SCATTER)
     for name, attrs in BENCH_GEMMS.items():
         parts.append(string.Template(BENCH_GEMM).substitute(NAME=name, ATTRS=attrs))
     return "\n".join(parts)
@@ -714,6 +758,41 @@ if __name__ != "__main__":
         out = torch.full((m, n), float("nan"), device=DEV)
         gemm_lib[name](lhs, rhs, out)
         close(out, lhs.to(F64) @ rhs.to(F64), **gemm_lib.tol(k))
+
+    @pytest.mark.parametrize("name", ROW_DOT_CASES)
+    @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
+    def test_gemm_row_dot(gemm_lib, name, counts):
+        k, n, _ = ROW_DOT_CASES[name]
+        seg, types = segments(counts)
+        m, t, n_lhs = len(types), len(counts), 257
+        lhs = rand(n_lhs, k, seed=40)
+        rhs = rand(t, k, n, seed=41)
+        a = rand(max(t, 1), n, seed=42)
+        rows = ints(n_lhs, m, seed=43)
+        out = torch.full((m, n), float("nan"), device=DEV)
+        s = torch.full((m, 1), float("nan"), device=DEV)
+        gemm_lib[f"gemm_row_dot_{name}"](lhs, rows, rhs, out, seg, a, s)
+        ref = torch.einsum("mk,mkn->mn", lhs[rows.long()].to(F64), rhs[types].to(F64))
+        close(out, ref, **gemm_lib.tol(k))
+        ref_s = (ref * a[types].to(F64)).sum(1, keepdim=True)
+        close(s, ref_s, **gemm_lib.tol(k * n, rtol=1e-4, atol=1e-3))
+
+    @pytest.mark.parametrize("m", [0, 1, 300])
+    def test_gemm_row_dot_scatter(gemm_lib, m):
+        n_out = m + 5
+        lhs, rhs, a = rand(m, 64, seed=44), rand(64, 64, seed=45), rand(1, 64, seed=46)
+        orows = torch.randperm(n_out, generator=torch.Generator().manual_seed(47))[:m]
+        orows = orows.int().to(DEV)
+        base = rand(n_out, 64, seed=48)
+        out = base.clone()
+        s = torch.full((m, 1), float("nan"), device=DEV)
+        gemm_lib["gemm_row_dot_scatter"](lhs, rhs, out, orows, a, s)
+        rows = lhs.to(F64) @ rhs.to(F64).T
+        ref = base.to(F64).clone()
+        ref[orows.long()] = rows
+        close(out, ref, **gemm_lib.tol(64))
+        close(s, (rows * a.to(F64)).sum(1, keepdim=True),
+              **gemm_lib.tol(64 * 64, rtol=1e-4, atol=1e-3))
 
     @pytest.mark.parametrize("name", BENCH_GEMMS)
     @pytest.mark.parametrize("counts", SEGMENT_COUNTS)

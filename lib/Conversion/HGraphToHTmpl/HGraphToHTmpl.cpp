@@ -9,7 +9,9 @@
 //    does every weight_grad (an outer-product GEMM summing per type
 //    segment). A transposed typed_linear whose only use is an
 //    `aggregate sum ... to src` scatters its rows into the source nodes
-//    with atomic adds instead of storing one row per edge.
+//    with atomic adds instead of storing one row per edge. A one-head `dot`
+//    of a compact GEMM result with an edge-typed typed_vector (RGAT's
+//    source score) is computed per pair in that GEMM's epilogue (row_dot).
 // 2. Fused traversals next: row-wise ops (element-wise math, dot, scale,
 //    slice, gather, typed_vector, relation_norm, degree_norm, zeros, equal,
 //    leaky_relu_grad) are never stored; they are evaluated inside the
@@ -162,6 +164,7 @@ private:
   LogicalResult storeRows(Value value);
   LogicalResult lower(Operation *op);
   LogicalResult lowerTypedLinear(hg::TypedLinearOp op);
+  void fuseRowDot(hg::TypedLinearOp op, ht::GemmOp product);
   LogicalResult lowerWeightGrad(hg::WeightGradOp op);
   LogicalResult weightGradGemm(hg::WeightGradOp op, Value out, bool accumulate);
   LogicalResult lowerWeightAdd(hg::AddOp op);
@@ -878,9 +881,9 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
   auto resultType = cast<hg::FeatureType>(result.getType());
   hg::Endpoint from = op.getFrom();
   auto gemm = [&](Value lhs, Value out, Value lhsRows, Value segments) {
-    ht::GemmOp::create(builder, loc, lhs, weight, out, lhsRows, Value(),
-                       Value(), segments, Value(), /*transpose_lhs=*/false,
-                       transpose);
+    return ht::GemmOp::create(builder, loc, lhs, weight, out, lhsRows, Value(),
+                              Value(), segments, Value(), Value(), Value(),
+                              /*transpose_lhs=*/false, transpose);
   };
 
   // Node rows, possibly read at an edge endpoint afterwards.
@@ -891,7 +894,8 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
     if (typedByNode)
       ht::GemmOp::create(builder, loc, x, weight, out, graph(NTYPE_PERM),
                          Value(), graph(NTYPE_PERM), graph(NTYPE_OFFSETS),
-                         Value(), /*transpose_lhs=*/false, transpose);
+                         Value(), Value(), Value(), /*transpose_lhs=*/false,
+                         transpose);
     else
       gemm(x, out, Value(), Value());
     return success();
@@ -948,10 +952,54 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
     segments = compact ? graph(COMPACT_OFFSETS) : graph(ETYPE_OFFSETS);
   }
   Value out = destinationFor(result, compact);
-  gemm(lhs, out, lhsRows, typedByEdge ? segments : Value());
+  ht::GemmOp product =
+      gemm(lhs, out, lhsRows, typedByEdge ? segments : Value());
   values.edges[result] = {out,
                           compact ? AccessScheme::Compact : AccessScheme::Edge};
+  if (compact && typedByEdge)
+    fuseRowDot(op, product);
   return success();
+}
+
+/// RGAT's source score `a_r · z_e` with `z` compact-materialized: the dot of
+/// a compact typed_linear result with an edge-typed `typed_vector` of one
+/// head depends only on the (source, edge type) pair, so the epilogue of the
+/// pair GEMM that produces `z` computes it once per pair (row_dot) from the
+/// accumulators it holds anyway, and the dot gets compact rows [P, 1] that
+/// its consumers read through compact_map like `z` itself. Otherwise the
+/// score traversal gathers a whole `z` row per edge for one number. One dot
+/// per GEMM (one epilogue); any other dot stays row-wise.
+void FunctionLowering::fuseRowDot(hg::TypedLinearOp op, ht::GemmOp product) {
+  Value result = op.getResult();
+  auto rowType = cast<hg::FeatureType>(result.getType());
+  if (rowType.getHeads() != 1)
+    return;
+  for (Operation *user : op->getUsers()) {
+    auto dot = dyn_cast<hg::DotOp>(user);
+    if (!dot || values.edges.count(dot.getResult()))
+      continue;
+    Value other = dot.getLhs() == result ? dot.getRhs() : dot.getLhs();
+    auto vector = other.getDefiningOp<hg::TypedVectorOp>();
+    if (!vector || other == result)
+      continue;
+    auto weightType = cast<hg::WeightType>(vector.getWeight().getType());
+    if (weightType.getIndex() != hg::WeightIndex::EdgeType)
+      continue;
+    // The weight must already be in memory (an argument or an earlier
+    // result): the GEMM reads it.
+    Value a = values.weights.lookup(vector.getWeight());
+    auto aType = a ? dyn_cast<MemRefType>(a.getType()) : MemRefType();
+    if (!aType || aType.getRank() != 2 ||
+        aType.getDimSize(1) != rowType.getWidth())
+      continue;
+    OpBuilder::InsertionGuard guard(builder);
+    builder.setInsertionPoint(product);
+    Value scores = destinationFor(dot.getResult(), /*compactRows=*/true);
+    product.getRowDotMutable().assign(a);
+    product.getRowDotIntoMutable().assign(scores);
+    values.edges[dot.getResult()] = {scores, AccessScheme::Compact};
+    return;
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -1004,10 +1052,10 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
       FailureOr<Value> pairs = pairSums(op.getGrad());
       if (failed(pairs))
         return failure();
-      ht::GemmOp::create(builder, loc, x, *pairs, out, graph(COMPACT_SRC),
-                         Value(), Value(), graph(COMPACT_OFFSETS), Value(),
-                         /*transpose_lhs=*/true, /*transpose_rhs=*/false,
-                         accumulate);
+      ht::GemmOp::create(
+          builder, loc, x, *pairs, out, graph(COMPACT_SRC), Value(), Value(),
+          graph(COMPACT_OFFSETS), Value(), Value(), Value(),
+          /*transpose_lhs=*/true, /*transpose_rhs=*/false, accumulate);
       releasePairSums(op.getGrad());
       return success();
     } else {
@@ -1021,7 +1069,7 @@ LogicalResult FunctionLowering::weightGradGemm(hg::WeightGradOp op, Value out,
       segments = graph(ETYPE_OFFSETS);
   }
   ht::GemmOp::create(builder, loc, x, dy, out, xRows, dyRows, Value(), segments,
-                     Value(), /*transpose_lhs=*/true,
+                     Value(), Value(), Value(), /*transpose_lhs=*/true,
                      /*transpose_rhs=*/false, accumulate);
   return success();
 }
@@ -1140,7 +1188,7 @@ LogicalResult FunctionLowering::lowerTypeSumOverPairs(hg::TypeSumOp op,
       builder, loc, MemRefType::get(shape, outType.getElementType()), out,
       groups, sizes);
   ht::GemmOp::create(builder, loc, *sums, rows, slices, Value(), Value(),
-                     Value(), graph(COMPACT_OFFSETS), Value(),
+                     Value(), graph(COMPACT_OFFSETS), Value(), Value(), Value(),
                      /*transpose_lhs=*/true, /*transpose_rhs=*/false,
                      /*accumulate=*/false);
   releasePairSums(scale.getScale());
@@ -1175,11 +1223,11 @@ LogicalResult FunctionLowering::scatterToSources(hg::TypedLinearOp linear,
     FailureOr<Value> pairs = pairSums(linear.getInput());
     if (failed(pairs))
       return failure();
-    ht::GemmOp::create(builder, loc, *pairs, weight, out, Value(), Value(),
-                       graph(COMPACT_SRC),
-                       typed ? graph(COMPACT_OFFSETS) : Value(), Value(),
-                       /*transpose_lhs=*/false, linear.getTranspose(),
-                       /*accumulate=*/true, /*atomic=*/true);
+    ht::GemmOp::create(
+        builder, loc, *pairs, weight, out, Value(), Value(), graph(COMPACT_SRC),
+        typed ? graph(COMPACT_OFFSETS) : Value(), Value(), Value(), Value(),
+        /*transpose_lhs=*/false, linear.getTranspose(),
+        /*accumulate=*/true, /*atomic=*/true);
     releasePairSums(linear.getInput());
     return success();
   }
@@ -1187,7 +1235,8 @@ LogicalResult FunctionLowering::scatterToSources(hg::TypedLinearOp linear,
     return failure();
   ht::GemmOp::create(builder, loc, x, weight, out, rows, Value(),
                      graph(EDGE_SRC), typed ? graph(ETYPE_OFFSETS) : Value(),
-                     Value(), /*transpose_lhs=*/false, linear.getTranspose(),
+                     Value(), Value(), Value(), /*transpose_lhs=*/false,
+                     linear.getTranspose(),
                      /*accumulate=*/true, /*atomic=*/true);
   return success();
 }

@@ -701,6 +701,8 @@ public:
           continue;
       } else {
         builder.lowerRowMode();
+        // The row-dot epilogue reads back the rows just stored.
+        hector::templates::emitRowDotLoops(b, op);
       }
       op.erase();
     }

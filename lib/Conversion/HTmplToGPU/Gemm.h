@@ -55,6 +55,32 @@ struct RowEpilogue {
   mlir::Value lo, hi;       // the piece's instance rows
   mlir::Value nSize, fullN; // columns of a head, of all heads
   mlir::Value outColBase;   // first output column of the block's head
+  mlir::Value type;         // the piece's segment (0 without segments)
+
+  /// Whether the instance has the row-dot epilogue (row_dot ... into).
+  bool hasRowDot() const { return htmpl::GemmOp(op).getRowDot() != nullptr; }
+  /// The row-dot vector a[type, outCol + e] for the `width` block columns
+  /// col + e a thread holds (a vector, or a scalar for width 1); 0 for
+  /// columns not below N. Loaded once per piece and column group.
+  mlir::Value rowDotVector(mlir::OpBuilder &b, mlir::Location loc,
+                           mlir::Value col, mlir::Value outCol,
+                           int64_t width) const;
+  /// Σ_e value[e] · vector[e]: a thread's share of its row's dot. Rows and
+  /// columns outside the data hold zero accumulators (the loaders stage
+  /// zeros there), so no guard is needed.
+  static mlir::Value rowDotShare(mlir::OpBuilder &b, mlir::Location loc,
+                                 mlir::Value value, mlir::Value vector);
+  /// Sums `share` over the `lanes` consecutive lanes that hold row `row`
+  /// (a power of two up to 32, aligned to it) with xor shuffles, and the
+  /// first of them (`leader`; null when lanes is 1) adds the sum to
+  /// s[row] atomically when the row is in the piece and `active` (null:
+  /// always) holds. Every lane of the warp must reach it. Atomics, and s
+  /// cleared before the launch, because the threads, warps or blocks that
+  /// hold one row's columns may be several (column tiles narrower than N,
+  /// tensor-core warp grids).
+  void addRowDot(mlir::OpBuilder &b, mlir::Location loc, mlir::Value row,
+                 mlir::Value share, int64_t lanes, mlir::Value leader,
+                 mlir::Value active) const;
 
   /// The output column of the block's column `col`.
   mlir::Value outColumn(mlir::OpBuilder &b, mlir::Location loc,
@@ -72,6 +98,10 @@ struct RowEpilogue {
              mlir::Value col, mlir::Value outCol, mlir::Value active,
              mlir::Value value) const;
 };
+
+/// The lanes that share a row when `threadsPerRow` consecutive threads
+/// hold its columns: the largest power of two dividing it, at most a warp.
+int64_t rowDotLanes(int64_t threadsPerRow);
 
 /// How the threads of the row-mode vector kernel multiply its staged tiles.
 /// The kernel stages A as [tm][td + 4] (rows of the gathered lhs, row-major)

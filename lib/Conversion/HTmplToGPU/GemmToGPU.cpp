@@ -17,8 +17,9 @@
 // passes (at most T over the whole instance). Gathered rows (lhs_rows) are
 // read inline by the A loader, scattered rows (out_rows) written inline by
 // the epilogue, which also applies the row scale and stores, accumulates or
-// adds atomically. Per-head block-diagonal weights are independent GEMMs on
-// grid.z.
+// adds atomically, and forms the row-dot epilogue (RowEpilogue::addRowDot:
+// shuffles over a row's lanes, one atomic per lane group). Per-head
+// block-diagonal weights are independent GEMMs on grid.z.
 //
 // Outer-product mode (weight gradients): the tile is (weight rows K, weight
 // columns N) of one slice, the reduction runs over the instance rows. The
@@ -197,6 +198,17 @@ struct Kernel {
 Value selectOrZero(OpBuilder &b, Location loc, Value cond, Value value) {
   return arith::SelectOp::create(b, loc, cond, value,
                                  zeroOf(b, loc, value.getType()));
+}
+
+/// Whether the thread is the first of its row's group of `lanes` (null
+/// when lanes is 1: every thread adds its own share).
+Value rowDotLeader(OpBuilder &b, Location loc, Value threadCol, int64_t lanes) {
+  if (lanes == 1)
+    return {};
+  return arith::CmpIOp::create(
+      b, loc, arith::CmpIPredicate::eq,
+      arith::RemUIOp::create(b, loc, threadCol, constIndex(b, loc, lanes)),
+      constIndex(b, loc, 0));
 }
 
 /// min(x, size - 1): a valid index when size > 0.
@@ -547,7 +559,7 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
 
         // Epilogue: every register of an active thread that maps to a row of
         // this piece and an existing column.
-        RowEpilogue piece{op, lo, hi, nSize, fullN, outColBase};
+        RowEpilogue piece{op, lo, hi, nSize, fullN, outColBase, t ? t : c0};
         Value active =
             s.active() == s.threads
                 ? Value()
@@ -586,6 +598,32 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
                   b, loc, memref::LoadOp::create(b, loc, out, at), value);
             memref::StoreOp::create(b, loc, value, out, at);
           }
+        }
+        if (!piece.hasRowDot())
+          return;
+        // Row dot: the threadsN consecutive threads of a row hold its
+        // columns threadCol + j * threadsN.
+        int64_t lanes = rowDotLanes(s.threadsN);
+        Value leader = rowDotLeader(b, loc, k.threadCol, lanes);
+        SmallVector<Value> a;
+        for (int64_t j = 0; j < s.cn; ++j) {
+          Value col = arith::AddIOp::create(
+              b, loc, colBase,
+              arith::AddIOp::create(b, loc, k.threadCol,
+                                    constIndex(b, loc, j * s.threadsN)));
+          a.push_back(
+              piece.rowDotVector(b, loc, col, piece.outColumn(b, loc, col), 1));
+        }
+        for (int64_t i = 0; i < s.cm; ++i) {
+          Value row =
+              arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
+          Value share = zeroOf(b, loc, element);
+          for (int64_t j = 0; j < s.cn; ++j)
+            share = arith::AddFOp::create(
+                b, loc, share,
+                RowEpilogue::rowDotShare(b, loc, kLoop.getResult(i * s.cn + j),
+                                         a[j]));
+          piece.addRowDot(b, loc, row, share, lanes, leader, active);
         }
       });
 }
@@ -935,6 +973,19 @@ public:
           arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
       epilogue.store(b, loc, row, col, outCol, active, acc[i]);
     }
+    if (!epilogue.hasRowDot())
+      return;
+    // Row dot: the threadsN consecutive threads of a row hold its columns.
+    int64_t lanes = rowDotLanes(s.threadsN);
+    Value leader = rowDotLeader(b, loc, threadCol, lanes);
+    Value a = epilogue.rowDotVector(b, loc, col, outCol, kVector);
+    for (int64_t i = 0; i < s.cm; ++i) {
+      Value row =
+          arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
+      epilogue.addRowDot(b, loc, row,
+                         RowEpilogue::rowDotShare(b, loc, acc[i], a), lanes,
+                         leader, active);
+    }
   }
 
 private:
@@ -1148,7 +1199,8 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product) {
               scf::YieldOp::create(b, loc, yield);
             });
 
-        RowEpilogue epilogue{op, lo, hi, nSize, r.fullN, r.outColBase};
+        RowEpilogue epilogue{op,      lo,           hi,        nSize,
+                             r.fullN, r.outColBase, t ? t : c0};
         product.emitEpilogue(b, loc, rowBase, colBase,
                              kLoop.getResults().drop_front(numStaged),
                              epilogue);
@@ -1156,6 +1208,68 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product) {
 }
 
 } // namespace
+
+int64_t gemm::rowDotLanes(int64_t threadsPerRow) {
+  int64_t lanes = 1;
+  while (lanes < kWarpSize && threadsPerRow % (lanes * 2) == 0)
+    lanes *= 2;
+  return lanes;
+}
+
+Value RowEpilogue::rowDotVector(OpBuilder &b, Location loc, Value col,
+                                Value outCol, int64_t width) const {
+  Value vector = GemmOp(op).getRowDot();
+  Type element = cast<MemRefType>(vector.getType()).getElementType();
+  Value last = b.createOrFold<arith::SubIOp>(loc, fullN, constIndex(b, loc, 1));
+  SmallVector<Value> values;
+  for (int64_t e = 0; e < width; ++e) {
+    Value c = arith::AddIOp::create(b, loc, col, constIndex(b, loc, e));
+    Value at = minIndex(
+        b, loc, arith::AddIOp::create(b, loc, outCol, constIndex(b, loc, e)),
+        last);
+    Value a = memref::LoadOp::create(b, loc, vector, ValueRange{type, at});
+    values.push_back(arith::SelectOp::create(b, loc, lessThan(b, loc, c, nSize),
+                                             a, zeroOf(b, loc, element)));
+  }
+  if (width == 1)
+    return values.front();
+  return vector::FromElementsOp::create(
+      b, loc, VectorType::get({width}, element), values);
+}
+
+Value RowEpilogue::rowDotShare(OpBuilder &b, Location loc, Value value,
+                               Value vector) {
+  auto contract = arith::FastMathFlags::contract;
+  Value product = arith::MulFOp::create(b, loc, value, vector, contract);
+  if (!isa<VectorType>(product.getType()))
+    return product;
+  return vector::ReductionOp::create(b, loc, vector::CombiningKind::ADD,
+                                     product);
+}
+
+void RowEpilogue::addRowDot(OpBuilder &b, Location loc, Value row, Value share,
+                            int64_t lanes, Value leader, Value active) const {
+  for (int32_t offset = lanes / 2; offset >= 1; offset /= 2) {
+    Value other = mlir::gpu::ShuffleOp::create(b, loc, share, offset, kWarpSize,
+                                               mlir::gpu::ShuffleMode::XOR)
+                      .getShuffleResult();
+    share = arith::AddFOp::create(b, loc, share, other);
+  }
+  SmallVector<Value> conds{
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle, lo, row),
+      lessThan(b, loc, row, hi)};
+  if (leader)
+    conds.push_back(leader);
+  if (active)
+    conds.push_back(active);
+  auto ifOp = scf::IfOp::create(b, loc, andAll(b, loc, conds),
+                                /*withElseRegion=*/false);
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(ifOp.thenBlock());
+  memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, share,
+                              GemmOp(op).getRowDotInto(),
+                              ValueRange{row, constIndex(b, loc, 0)});
+}
 
 Value RowEpilogue::outColumn(OpBuilder &b, Location loc, Value col) const {
   return arith::AddIOp::create(b, loc, outColBase, col);
@@ -1235,6 +1349,9 @@ void hector::gpu::lowerGemm(RewriterBase &rewriter, GemmOp op,
   FailureOr<Schedule> schedule = getSchedule(op); // checked before
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
+  // The row dot is added up atomically (RowEpilogue::addRowDot).
+  if (Value into = op.getRowDotInto())
+    emitZeroFill(rewriter, op.getLoc(), into, op.getLaunchBounds());
   if (op.isOuterProduct()) {
     lowerOuterProductGemm(rewriter, op, *schedule);
   } else if (std::optional<Schedule> vector = getVectorSchedule(op)) {

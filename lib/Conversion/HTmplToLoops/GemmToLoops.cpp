@@ -272,5 +272,6 @@ void hector::loops::lowerGemm(RewriterBase &rewriter, GemmOp op) {
     lowerOuterProductGemm(rewriter, op);
   else
     lowerRowGemm(rewriter, op);
+  hector::templates::emitRowDotLoops(rewriter, op);
   rewriter.eraseOp(op);
 }

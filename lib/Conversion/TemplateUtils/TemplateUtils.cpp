@@ -68,6 +68,52 @@ hector::templates::weightIndices(const WeightIndexing &weight, Value t, Value h,
   return indices;
 }
 
+void hector::templates::emitRowDotLoops(OpBuilder &b, htmpl::GemmOp op) {
+  Value vector = op.getRowDot(), into = op.getRowDotInto();
+  if (!vector)
+    return;
+  Location loc = op.getLoc();
+  Value out = op.getOut(), segments = op.getSegments(),
+        outRows = op.getOutRows(), lhsRows = op.getLhsRows();
+  Type element = cast<MemRefType>(out.getType()).getElementType();
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1);
+  Value rows =
+      lhsRows ? dimOf(b, loc, lhsRows, 0) : dimOf(b, loc, op.getLhs(), 0);
+  Value width = dimOf(b, loc, out, 1);
+  OpBuilder::InsertionGuard guard(b);
+  auto rowLoop = scf::ParallelOp::create(b, loc, ValueRange{c0},
+                                         ValueRange{rows}, ValueRange{c1});
+  b.setInsertionPointToStart(rowLoop.getBody());
+  Value i = rowLoop.getInductionVars()[0];
+  Value t = c0;
+  if (segments) {
+    Value numTypes =
+        b.createOrFold<arith::SubIOp>(loc, dimOf(b, loc, segments, 0), c1);
+    Value inside = arith::AndIOp::create(
+        b, loc,
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sle,
+                              loadIndex(b, loc, segments, c0), i),
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, i,
+                              loadIndex(b, loc, segments, numTypes)));
+    t = searchOffsets(b, loc, segments, numTypes, i);
+    auto ifOp = scf::IfOp::create(b, loc, inside, /*withElseRegion=*/false);
+    b.setInsertionPointToStart(ifOp.thenBlock());
+  }
+  Value o = outRows ? loadIndex(b, loc, outRows, i) : i;
+  Value zero = arith::ConstantOp::create(
+      b, loc, cast<TypedAttr>(b.getZeroAttr(element)));
+  auto dot = scf::ForOp::create(
+      b, loc, c0, width, c1, ValueRange{zero},
+      [&](OpBuilder &b, Location loc, Value n, ValueRange acc) {
+        Value x = memref::LoadOp::create(b, loc, out, ValueRange{o, n});
+        Value y = memref::LoadOp::create(b, loc, vector, ValueRange{t, n});
+        Value sum = arith::AddFOp::create(b, loc, acc[0],
+                                          arith::MulFOp::create(b, loc, x, y));
+        scf::YieldOp::create(b, loc, sum);
+      });
+  memref::StoreOp::create(b, loc, dot.getResult(0), into, ValueRange{i, c0});
+}
+
 SmallVector<Value> hector::templates::bodyArguments(
     OpBuilder &b, Location loc, htmpl::TraversalOp op,
     function_ref<Value(htmpl::AccessScheme)> rowOf) {

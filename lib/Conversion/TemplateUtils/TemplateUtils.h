@@ -48,6 +48,15 @@ llvm::SmallVector<mlir::Value> weightIndices(const WeightIndexing &weight,
                                              mlir::Value t, mlir::Value h,
                                              mlir::Value k, mlir::Value n);
 
+/// The row-dot epilogue of a row-mode GEMM (`row_dot(a) into(s)`) as a
+/// loop nest at the builder's insertion point, which must follow the GEMM's
+/// stores: s[i, 0] = Σ_n out[o(i), n] · a[t(i), n] for every row i inside a
+/// segment (t = 0 without segments). The verifier guarantees that out[o(i)]
+/// then holds exactly the row the GEMM computed (no accumulate, atomic or
+/// row scale), so reading it back gives the fused epilogue's value. Does
+/// nothing for a GEMM without the epilogue.
+void emitRowDotLoops(mlir::OpBuilder &b, htmpl::GemmOp op);
+
 /// Builds the body arguments of one traversal iteration (the edge or node
 /// id, then one row per operand) from `rowOf`, computing each scheme at most
 /// once and only for arguments the body uses (others get 0).

@@ -172,7 +172,7 @@ func.func @row_scale_heads(%a: memref<?x8xf32>, %w: memref<8x8xf32>, %o: memref<
 
 func.func @gemm_index_type(%a: memref<?x8xf32>, %w: memref<8x8xf32>, %o: memref<?x8xf32>, %i: memref<?xf32>) {
   // expected-error @+1 {{operand #3 must be 1D memref of 32-bit signless integer or 64-bit signless integer values}}
-  "htmpl.gemm"(%a, %w, %o, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0>}> : (memref<?x8xf32>, memref<8x8xf32>, memref<?x8xf32>, memref<?xf32>) -> ()
+  "htmpl.gemm"(%a, %w, %o, %i) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 0, 0, 0, 0, 0>}> : (memref<?x8xf32>, memref<8x8xf32>, memref<?x8xf32>, memref<?xf32>) -> ()
   return
 }
 
@@ -384,4 +384,92 @@ func.func @accumulate_type(%x: memref<?x8xf32>, %v: f16) {
 func.func @yield_outside() {
   // expected-error @+1 {{expects parent op 'htmpl.traversal'}}
   htmpl.yield
+}
+
+// -----
+
+func.func @row_dot_without_into(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf32>) {
+  // expected-error @+1 {{row_dot and into go together}}
+  "htmpl.gemm"(%a, %w, %o, %seg, %v) <{operandSegmentSizes = array<i32: 1, 1, 1, 0, 0, 0, 1, 0, 1, 0>}> : (memref<?x8xf32>, memref<?x8x4xf32>, memref<?x4xf32>, memref<?xi32>, memref<?x4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @row_dot_outer(%a: memref<?x8xf32>, %dy: memref<?x4xf32>, %dw: memref<?x8x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf32>, %s: memref<?x1xf32>) {
+  // expected-error @+1 {{row_dot is an epilogue of row mode; an outer-product (transpose_lhs) GEMM has no output rows to dot}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%dy : memref<?x4xf32>) out(%dw : memref<?x8x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x4xf32>) into(%s : memref<?x1xf32>) {transpose_lhs}
+  return
+}
+
+// -----
+
+func.func @row_dot_per_head(%a: memref<?x8xf32>, %w: memref<?x2x4x2xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf32>, %s: memref<?x1xf32>) {
+  // expected-error @+1 {{row_dot sums whole output rows; it takes no per-head (block-diagonal) weight}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x2x4x2xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x4xf32>) into(%s : memref<?x1xf32>)
+  return
+}
+
+// -----
+
+func.func @row_dot_accumulate(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf32>, %s: memref<?x1xf32>) {
+  // expected-error @+1 {{row_dot dots the computed row alone; it takes no accumulate, atomic or row_scale}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x4xf32>) into(%s : memref<?x1xf32>) {accumulate}
+  return
+}
+
+// -----
+
+func.func @row_dot_row_scale(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %c: memref<?xf32>, %v: memref<?x4xf32>, %s: memref<?x1xf32>) {
+  // expected-error @+1 {{row_dot dots the computed row alone; it takes no accumulate, atomic or row_scale}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_scale(%c : memref<?xf32>) row_dot(%v : memref<?x4xf32>) into(%s : memref<?x1xf32>)
+  return
+}
+
+// -----
+
+func.func @row_dot_element(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf16>, %s: memref<?x1xf32>) {
+  // expected-error @+1 {{row_dot operands must have the element type 'f32'}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x4xf16>) into(%s : memref<?x1xf32>)
+  return
+}
+
+// -----
+
+func.func @row_dot_vector_rank(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<4xf32>, %s: memref<?x1xf32>) {
+  // expected-error @+1 {{row_dot vector must be [types, N], got rank 1}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<4xf32>) into(%s : memref<?x1xf32>)
+  return
+}
+
+// -----
+
+func.func @row_dot_vector_width(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x8xf32>, %s: memref<?x1xf32>) {
+  // expected-error @+1 {{row_dot vector width is 8, expected 4}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x8xf32>) into(%s : memref<?x1xf32>)
+  return
+}
+
+// -----
+
+func.func @row_dot_no_row(%a: memref<?x8xf32>, %w: memref<8x4xf32>, %o: memref<?x4xf32>, %v: memref<0x4xf32>, %s: memref<?x1xf32>) {
+  // expected-error @+1 {{row_dot vector without segments needs a row}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<8x4xf32>) out(%o : memref<?x4xf32>) row_dot(%v : memref<0x4xf32>) into(%s : memref<?x1xf32>)
+  return
+}
+
+// -----
+
+func.func @row_dot_into_rank(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf32>, %s: memref<?xf32>) {
+  // expected-error @+1 {{row_dot result must be [rows, 1], got rank 1}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x4xf32>) into(%s : memref<?xf32>)
+  return
+}
+
+// -----
+
+func.func @row_dot_into_width(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf32>, %s: memref<?x2xf32>) {
+  // expected-error @+1 {{row_dot result width is 2, expected 1}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x4xf32>) into(%s : memref<?x2xf32>)
+  return
 }

@@ -42,6 +42,50 @@ bool GemmOp::isPerHead() {
   return weight.getRank() == base + 1;
 }
 
+/// The row-dot epilogue: `row_dot(a [T or 1, N]) into(s [rows, 1])`, on a
+/// row-mode GEMM whose computed row is what `out` receives (no accumulate,
+/// atomic or row scale) and whose weight is not per head.
+LogicalResult GemmOp::verifyRowDot(std::optional<int64_t> fullN, Type element) {
+  Value vector = getRowDot(), into = getRowDotInto();
+  if (!vector && !into)
+    return success();
+  if (!vector || !into)
+    return emitOpError("row_dot and into go together");
+  if (isOuterProduct())
+    return emitOpError("row_dot is an epilogue of row mode; an outer-product "
+                       "(transpose_lhs) GEMM has no output rows to dot");
+  if (isPerHead())
+    return emitOpError("row_dot sums whole output rows; it takes no per-head "
+                       "(block-diagonal) weight");
+  if (getAccumulate() || getAtomic() || getRowScale())
+    return emitOpError("row_dot dots the computed row alone; it takes no "
+                       "accumulate, atomic or row_scale");
+  auto vectorType = cast<MemRefType>(vector.getType());
+  auto intoType = cast<MemRefType>(into.getType());
+  if (vectorType.getElementType() != element ||
+      intoType.getElementType() != element)
+    return emitOpError("row_dot operands must have the element type ")
+           << element;
+  if (vectorType.getRank() != 2)
+    return emitOpError("row_dot vector must be [types, N], got rank ")
+           << vectorType.getRank();
+  if (fullN && failed(checkDim(*this, staticDim(vectorType, 1), *fullN,
+                               "row_dot vector width")))
+    return failure();
+  if (!getSegments()) {
+    if (std::optional<int64_t> rows = staticDim(vectorType, 0);
+        rows && *rows < 1)
+      return emitOpError("row_dot vector without segments needs a row");
+  }
+  if (intoType.getRank() != 2)
+    return emitOpError("row_dot result must be [rows, 1], got rank ")
+           << intoType.getRank();
+  if (failed(
+          checkDim(*this, staticDim(intoType, 1), 1, "row_dot result width")))
+    return failure();
+  return success();
+}
+
 LogicalResult GemmOp::verify() {
   auto lhs = cast<MemRefType>(getLhs().getType());
   auto rhs = cast<MemRefType>(getRhs().getType());
@@ -127,6 +171,9 @@ LogicalResult GemmOp::verify() {
                          "without one every output row has a single "
                          "producer");
   }
+
+  if (failed(verifyRowDot(fullN, element)))
+    return failure();
 
   if (Value scale = getRowScale()) {
     auto scaleType = cast<MemRefType>(scale.getType());

@@ -41,6 +41,19 @@ def HTmpl_GemmOp : HTmpl_Op<"gemm", [AttrSizedOperandSegments]> {
     ```
     with `r(i) = rhs_rows[i]` or `i`; `out` has the weight's shape.
 
+    **Row-dot epilogue** (`row_dot(%a) into(%s)`, row mode only): with
+    `a` `[T, N]` (`[1, N]` without segments, row 0 used) and `s` `[M, 1]`,
+    ```
+    s[i, 0] = Σ_n out[o(i), n] · a[t(i), n]
+    ```
+    for every instance row `i` that belongs to a segment (the others are
+    left unspecified), where `out[o(i), :]` is the row the instance just
+    computed, from the same fp32 accumulators it stores. It fuses a dot of
+    the product with a per-type vector (RGAT's source score `a_r · z`) into
+    the GEMM that produces `z`, so no later pass reads `z` for it. Because
+    `s` must be the dot of the computed row alone, the epilogue takes no
+    `accumulate`, `atomic` or `row_scale`, and no per-head weights.
+
     `atomic` makes every store an atomic add; it is needed when several
     producers write one output row (a scatter list, or outer products split
     over thread blocks). The schedule knobs are `tile` (`[m, n, k]` of a
@@ -52,6 +65,7 @@ def HTmpl_GemmOp : HTmpl_Op<"gemm", [AttrSizedOperandSegments]> {
                rhs(%W : memref<?x64x64xf32>)
                out(%z : memref<?x64xf32>)
                segments(%seg : memref<?xi32>)
+               row_dot(%a : memref<?x64xf32>) into(%s : memref<?x1xf32>)
     ```
   }];
   let arguments = (ins
@@ -63,6 +77,8 @@ def HTmpl_GemmOp : HTmpl_Op<"gemm", [AttrSizedOperandSegments]> {
     Arg<Optional<HTmpl_IndexList>, "", [MemRead]>:$out_rows,
     Arg<Optional<HTmpl_IndexList>, "", [MemRead]>:$segments,
     Arg<Optional<AnyMemRef>, "", [MemRead]>:$row_scale,
+    Arg<Optional<AnyMemRef>, "", [MemRead]>:$row_dot,
+    Arg<Optional<AnyMemRef>, "", [MemWrite]>:$row_dot_into,
     UnitAttr:$transpose_lhs,
     UnitAttr:$transpose_rhs,
     UnitAttr:$accumulate,
@@ -77,6 +93,8 @@ def HTmpl_GemmOp : HTmpl_Op<"gemm", [AttrSizedOperandSegments]> {
     `out` `(` $out `:` type($out) (`[` $out_rows^ `:` type($out_rows) `]`)? `)`
     (`segments` `(` $segments^ `:` type($segments) `)`)?
     (`row_scale` `(` $row_scale^ `:` type($row_scale) `)`)?
+    (`row_dot` `(` $row_dot^ `:` type($row_dot) `)`
+     `into` `(` $row_dot_into `:` type($row_dot_into) `)`)?
     attr-dict
   }];
   let hasVerifier = 1;
@@ -85,6 +103,9 @@ def HTmpl_GemmOp : HTmpl_Op<"gemm", [AttrSizedOperandSegments]> {
     bool isOuterProduct() { return getTransposeLhs(); }
     /// True when each weight slice is block-diagonal over heads.
     bool isPerHead();
+    /// Checks the row-dot epilogue against the output width `fullN`.
+    ::mlir::LogicalResult verifyRowDot(std::optional<int64_t> fullN,
+                                       ::mlir::Type element);
   }];
 }
 
