@@ -61,15 +61,15 @@ def hgt_pyg(x_dict, edge_index_dict, params, metadata, heads):
         if t not in destinations:
             continue
         n = x.shape[0]
-        agg = torch.zeros(n, heads, dh, dtype=x.dtype)
+        agg = x.new_zeros(n, heads, dh)
         if incoming[t]:
             dst = torch.cat([e[0] for e in incoming[t]])
             score = torch.cat([e[1] for e in incoming[t]])
             message = torch.cat([e[2] for e in incoming[t]])
-            peak = torch.full((n, heads), -math.inf, dtype=x.dtype).scatter_reduce(
+            peak = x.new_full((n, heads), -math.inf).scatter_reduce(
                 0, dst[:, None].expand_as(score), score.detach(), reduce="amax")
             ex = torch.exp(score - peak[dst])
-            total = torch.zeros(n, heads, dtype=x.dtype).index_add(0, dst, ex)
+            total = x.new_zeros(n, heads).index_add(0, dst, ex)
             agg = agg.index_add(0, dst, (ex / total[dst])[:, :, None] * message)
         a = gelu(agg.reshape(n, d)) @ params[f"out_lin.lins.{t}.weight"].t() \
             + params[f"out_lin.lins.{t}.bias"]
