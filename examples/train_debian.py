@@ -7,6 +7,8 @@ torch sees one, else with the CPU backend.
     python3 examples/train_debian.py [--epochs 40] [--hidden 16] [--heads 4] [--device cpu|cuda]
     python3 examples/train_debian.py --aot-dir DIR   # build the CUDA layers here, for a
                                                      # GPU machine without hectorc
+    python3 examples/train_debian.py --nproc 2       # data-parallel mini-batches, 2 ranks
+    torchrun --nproc_per_node=2 examples/train_debian.py   # the same, launched by torchrun
 
 The layers are hector.nn.RGATConv (PyG's RGATConv arguments); hectorc builds
 their forward and backward once (hector.compile caches the libraries). Every
@@ -17,6 +19,13 @@ accuracies per epoch is written (--plot, default train_debian.png in the
 current directory; its path is printed). Exits 1 if the test accuracy is
 not above the baseline.
 
+With --nproc N (or under torchrun) it trains data-parallel instead
+(examples/debian_data_parallel.py, docs/distributed.md): N ranks (gloo on
+the CPU, NCCL on GPUs, one GPU per rank) each train a
+DistributedDataParallel copy on neighbour-sampled mini-batches
+(--batch-size, --fanouts) of their share of the training packages; rank 0
+evaluates on the full graph after every epoch. No plot is written there.
+
 It imports hector as a user does: pip install ./python (docs/python.md); in a
 checkout, scripts/python-env.sh installs it into .venv (scripts/main.sh runs
 this file with that Python).
@@ -25,6 +34,7 @@ this file with that Python).
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 import time
@@ -33,6 +43,7 @@ import torch
 import torch.nn.functional as F
 
 import hector.nn
+from hector.distributed.data_parallel import under_torchrun
 from hector.datasets.debian import load_debian_graph
 from training_plot import TrainingHistory, write_training_plot
 
@@ -48,6 +59,11 @@ class RGAT(torch.nn.Module):
     def forward(self, x, edge_index, edge_type):
         x = F.relu(self.conv1(x, edge_index, edge_type))
         return self.conv2(x, edge_index, edge_type)
+
+
+def make_model(args, g):
+    """The RGAT for graph `g` (module level: data-parallel ranks unpickle it)."""
+    return RGAT(args.features, args.hidden, args.heads, g.num_classes, g.num_edge_types)
 
 
 def progress(epoch, epochs, text, width=24):
@@ -79,9 +95,21 @@ def main():
                         help="PNG of the loss and the accuracies per epoch (written at the end)")
     parser.add_argument("--aot-dir", help="only build the two layers' CUDA libraries into "
                         "this cache directory (use it there as HECTOR_CACHE_DIR)")
+    parser.add_argument("--nproc", type=int, default=None,
+                        help="train data-parallel on N ranks (spawned here; under torchrun "
+                             "its ranks are used and this may be left out)")
+    parser.add_argument("--batch-size", type=int, default=1024,
+                        help="data-parallel: training packages per rank and step")
+    parser.add_argument("--fanouts", default="10,10",
+                        help="data-parallel: sampled in-edges per node, per hop (-1: all)")
     args = parser.parse_args()
     if args.epochs < 1:
         parser.error("--epochs must be at least 1")
+    if args.nproc is not None and args.nproc < 1:
+        parser.error("--nproc must be at least 1")
+    if (args.nproc is not None or under_torchrun()) and not args.aot_dir:
+        import debian_data_parallel
+        return debian_data_parallel.run(args, functools.partial(make_model, args), progress)
     torch.manual_seed(args.seed)
     device = torch.device(args.device)
 

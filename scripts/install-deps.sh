@@ -13,6 +13,7 @@ packages=(
   python3 python3-numpy python3-pytest python3-torch  # frontend and tests
   python3-matplotlib                                # the main job's plot
   python3-pip python3-setuptools python3-wheel      # pip install ./python (and its test)
+  libmetis-dev                                      # hector.distributed.partition (METIS)
 )
 
 missing=()

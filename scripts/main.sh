@@ -5,6 +5,7 @@
 # next to the majority-class baseline and writes a plot of the loss and the
 # accuracies per epoch, train_debian.png here (examples/train_debian.py).
 #   scripts/main.sh [train_debian.py options, e.g. --epochs 20]
+#   scripts/main.sh --nproc 2     # data-parallel mini-batches on 2 ranks (docs/distributed.md)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 build="${HECTOR_BUILD_DIR:-$root/build}"

@@ -24,15 +24,21 @@ def _ids(torch, name, values, device):
     return tensor.to(torch.int64)
 
 
-def _check_range(torch, name, values, bound, what, symbol):
-    """Raises like the runtime: the first index whose value is outside [0, bound)."""
-    if values.numel() == 0:
+def _check_ranges(torch, checks):
+    """Raises like the runtime, for the first (name, values, bound, what,
+    symbol) of `checks` holding a value outside [0, bound): its first such
+    index. The flags of all the arrays come back to the host in one copy
+    (on a GPU, one wait for the queued work instead of one per array)."""
+    flags = [((values < 0) | (values >= bound)).any() for _, values, bound, _, _ in checks
+             if values.numel()]
+    if not flags or not any(torch.stack(flags).tolist()):
         return
-    bad = (values < 0) | (values >= bound)
-    if bool(bad.any()):
-        i = int(torch.nonzero(bad)[0])
-        raise ValueError(f"{name}[{i}] = {int(values[i])} is out of range: {what} must lie "
-                         f"in [0, {bound}) ({symbol} = {bound})")
+    for name, values, bound, what, symbol in checks:
+        bad = (values < 0) | (values >= bound)
+        if values.numel() and bool(bad.any()):
+            i = int(torch.nonzero(bad)[0])
+            raise ValueError(f"{name}[{i}] = {int(values[i])} is out of range: {what} must "
+                             f"lie in [0, {bound}) ({symbol} = {bound})")
 
 
 def _offsets(torch, types, count):
@@ -75,10 +81,10 @@ def preprocess_on_device(node_type, src, dst, etype, num_node_types, num_edge_ty
     _memory.check_device(
         src.device, f"hector.graph.preprocess of a graph with N = {n}, E = {e}, "
         f"num_node_types = {t}, num_edge_types = {r}", device_bytes(n, e, t, r))
-    _check_range(torch, "node_type", node_type, t, "node types", "T")
-    _check_range(torch, "src", src, n, "node ids", "N")
-    _check_range(torch, "dst", dst, n, "node ids", "N")
-    _check_range(torch, "etype", etype, r, "edge types", "R")
+    _check_ranges(torch, [("node_type", node_type, t, "node types", "T"),
+                          ("src", src, n, "node ids", "N"),
+                          ("dst", dst, n, "node ids", "N"),
+                          ("etype", etype, r, "edge types", "R")])
     if r * n * max(n, 1) >= 2**63:
         raise ValueError(f"R * N * N = {r} * {n} * {n} does not fit the 64-bit sort keys")
 

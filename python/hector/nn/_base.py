@@ -109,15 +109,33 @@ def preprocess(device, node_type, src, dst, etype, num_node_types, num_edge_type
     return graph.preprocess(*host, num_node_types, num_edge_types)
 
 
+def first_out_of_range(pairs) -> int:
+    """The position in `pairs` ((ids tensor, bound), ...) of the first
+    tensor holding an id outside [0, bound), or -1. One host read for all
+    of them (on a GPU, one wait for the queued work, not one per tensor)."""
+    flags = [((ids < 0) | (ids >= bound)).any() if ids.numel() else None
+             for ids, bound in pairs]
+    present = [f for f in flags if f is not None]
+    if not present:
+        return -1
+    values = iter(torch.stack(present).tolist())
+    for i, f in enumerate(flags):
+        if f is not None and next(values):
+            return i
+    return -1
+
+
 def check_endpoints(what: str, index, num_src: int, num_dst: int) -> None:
     """Raises ValueError naming the first source id outside [0, num_src) or
     destination id outside [0, num_dst) of `index` [2, E]."""
-    for row, bound, which in ((0, num_src, "source"), (1, num_dst, "destination")):
+    rows = ((0, num_src, "source"), (1, num_dst, "destination"))
+    i = first_out_of_range([(index[row], bound) for row, bound, _ in rows])
+    if i >= 0:
+        row, bound, which = rows[i]
         ids = index[row]
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= bound):
-            bad = ids[(ids < 0) | (ids >= bound)][0]
-            raise ValueError(f"{what} holds {which} node {int(bad)}, but there are {bound} "
-                             f"{which} nodes")
+        bad = ids[(ids < 0) | (ids >= bound)][0]
+        raise ValueError(f"{what} holds {which} node {int(bad)}, but there are {bound} "
+                         f"{which} nodes")
 
 
 def relational_graph(edges, num_src: int, num_dst: int, num_relations: int, device,

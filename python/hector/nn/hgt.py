@@ -8,7 +8,8 @@ import torch
 
 from .. import autograd
 from . import _adjacency
-from ._base import CompiledLayer, check_parameter_memory, graph_cache, preprocess, reject_options
+from ._base import (CompiledLayer, check_parameter_memory, first_out_of_range, graph_cache,
+                    preprocess, reject_options)
 
 
 def _lazy(p) -> bool:
@@ -258,14 +259,17 @@ class HGTConv(CompiledLayer):
                                    for i, c in enumerate(counts)]) if counts else \
                 torch.zeros(0, dtype=torch.int64, device=device)
             src, dst, etype = [], [], []
+            rows = [(et, ei, row, nt) for et, ei in zip(keys, tensors)
+                    for row, nt in ((0, et[0]), (1, et[2]))]
+            i = first_out_of_range([(ei[row], sizes[nt]) for _, ei, row, nt in rows])
+            if i >= 0:
+                et, ei, row, nt = rows[i]
+                ids, which = ei[row], ("source", "destination")[row]
+                bad = ids[(ids < 0) | (ids >= sizes[nt])][0]
+                raise ValueError(
+                    f"edge_index_dict[{et!r}] holds {which} node {int(bad)}, but "
+                    f"node type {nt!r} has {sizes[nt]} nodes")
             for et, ei in zip(keys, tensors):
-                for row, nt in ((0, et[0]), (1, et[2])):
-                    ids, which = ei[row], ("source", "destination")[row]
-                    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= sizes[nt]):
-                        bad = ids[(ids < 0) | (ids >= sizes[nt])][0]
-                        raise ValueError(
-                            f"edge_index_dict[{et!r}] holds {which} node {int(bad)}, but "
-                            f"node type {nt!r} has {sizes[nt]} nodes")
                 src.append(ei[0].to(torch.int64) + offsets[et[0]])
                 dst.append(ei[1].to(torch.int64) + offsets[et[2]])
                 etype.append(torch.full((ei.size(1),), self.edge_types.index(et),

@@ -7,8 +7,8 @@ import torch
 from .. import autograd, models
 from . import _adjacency
 from ._base import (CompiledLayer, check_endpoints, check_features, check_parameter_memory,
-                    glorot_, graph_cache, preprocess, reject_options, relation_parameters,
-                    relation_shapes, relation_weight, relational_graph,
+                    first_out_of_range, glorot_, graph_cache, preprocess, reject_options,
+                    relation_parameters, relation_shapes, relation_weight, relational_graph,
                     reset_relation_parameters)
 
 
@@ -196,7 +196,7 @@ class RGCNConv(CompiledLayer):
         def build():
             check_endpoints("edge_index", index, num_src, num_dst)
             types = etype.to(torch.int64)
-            if types.numel() and (int(types.min()) < 0 or int(types.max()) >= r):
+            if first_out_of_range([(types, r)]) >= 0:
                 bad = types[(types < 0) | (types >= r)][0]
                 raise ValueError(f"edge_type holds relation {int(bad)}, but num_relations "
                                  f"is {r}")

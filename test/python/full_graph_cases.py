@@ -1,0 +1,298 @@
+"""The worker side of test_distributed_full_graph.py: tiny heterogeneous
+graphs, and the checks each spawned rank runs (gloo, CPU). A check compares
+the partitioned computation on this rank with the unpartitioned layer run in
+this same process on the whole graph, and raises only after every
+collective, so a failing rank never leaves the others waiting."""
+
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import os
+import traceback
+
+import numpy as np
+import torch
+import torch.distributed as dist
+
+import hector.nn as hnn
+from hector.distributed.full_graph import (FullGraphLayer, PartitionedGraph,
+                                           all_reduce_gradients)
+from hector.distributed.halo import HaloExchange
+from hector.distributed.local_graph import local_graph
+
+WIDTH = 8
+# Every node type is some edge type's destination (FullGraphLayer needs it for HGT).
+METADATA = (["a", "b"], [("a", "r0", "b"), ("b", "r1", "a"), ("a", "r2", "a")])
+TOL = {"cpu": dict(rtol=1e-5, atol=1e-5),
+       # GPU kernels sum with atomics, in an order that changes between runs.
+       "cuda": dict(rtol=1e-4, atol=1e-5)}
+
+
+def graph(num_a: int = 14, num_b: int = 10, num_edges: int = 90, seed: int = 0):
+    """(edge_index [2, E], edge_type [E], node_type [N]): node ids of type a
+    first, then b; each edge type joins the node types METADATA gives it."""
+    rng = np.random.default_rng(seed)
+    ranges = {"a": (0, num_a), "b": (num_a, num_a + num_b)}
+    node_type = np.array([0] * num_a + [1] * num_b)
+    src, dst, etype = [], [], []
+    for r, (s, _, d) in enumerate(METADATA[1]):
+        k = num_edges // len(METADATA[1])
+        src.append(rng.integers(*ranges[s], k))
+        dst.append(rng.integers(*ranges[d], k))
+        etype.append(np.full(k, r))
+    order = rng.permutation(sum(len(e) for e in etype))  # edges of all types interleaved
+    as_t = (lambda a: torch.from_numpy(np.concatenate(a)[order]))  # noqa: E731
+    return (torch.stack([as_t(src), as_t(dst)]), as_t(etype),
+            torch.from_numpy(node_type))
+
+
+def two_components(num_parts: int):
+    """A graph of `num_parts` disconnected copies of graph(), and the parts
+    that give copy i to rank i: no edge crosses ranks, so no halo."""
+    ei, et, nt = graph(8, 6, 40, seed=3)
+    n = nt.numel()
+    edge_index = torch.cat([ei + i * n for i in range(num_parts)], dim=1)
+    return (edge_index, et.repeat(num_parts), nt.repeat(num_parts),
+            np.repeat(np.arange(num_parts), n))
+
+
+def make_layer(kind: str, in_width: int = WIDTH, out_width: int = WIDTH, seed: int = 0):
+    torch.manual_seed(seed)
+    if kind == "rgcn":
+        return hnn.RGCNConv(in_width, out_width, num_relations=3)
+    if kind == "rgat":
+        return hnn.RGATConv(in_width, out_width // 2, num_relations=3, heads=2)
+    if kind == "hgt":
+        return hnn.HGTConv(in_width, out_width, METADATA, heads=2)
+    raise ValueError(kind)
+
+
+def run_whole(layer, x, edge_index, edge_type, node_type):
+    """The unpartitioned layer on the whole graph, output rows in global order."""
+    if not isinstance(layer, hnn.HGTConv):
+        return layer(x, edge_index, edge_type)
+    names = METADATA[0]
+    members = [torch.nonzero(node_type == t).view(-1) for t in range(len(names))]
+    position = torch.empty_like(node_type)
+    for ids in members:
+        position[ids] = torch.arange(ids.numel(), device=ids.device)
+    edges = {}
+    for r, et in enumerate(METADATA[1]):
+        mask = edge_type == r
+        edges[et] = torch.stack([position[edge_index[0][mask]], position[edge_index[1][mask]]])
+    out = layer({names[t]: x[m] for t, m in enumerate(members)}, edges)
+    whole = x.new_empty(x.size(0), out[names[0]].size(1))
+    for t, m in enumerate(members):
+        whole = whole.index_copy(0, m, out[names[t]])
+    return whole
+
+
+def layer_specs() -> list:
+    """The model specs of every layer the checks build (hector.aot builds
+    them for the GPU machines, which have no compiler)."""
+    return sorted({make_layer(kind, WIDTH, out).model_spec
+                   for kind in ("rgcn", "rgat", "hgt") for out in (WIDTH, 4)})
+
+
+def warm(kinds=("rgcn", "rgat", "hgt")):
+    """Compiles (or finds in the cache) the training libraries the checks
+    use, once, before ranks start, so they only load them."""
+    ei, et, nt = graph()
+    x = torch.randn(nt.numel(), WIDTH, requires_grad=True)
+    for kind in kinds:
+        run_whole(make_layer(kind), x, ei, et, nt).sum().backward()
+    for kind in ("rgcn", "hgt"):  # the last layers of the 2-layer stacks
+        run_whole(make_layer(kind, WIDTH, 4), x, ei, et, nt).sum().backward()
+
+
+def _init(rank: int, world: int, port: int) -> None:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    torch.set_num_threads(1)
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank,
+                            world_size=world, timeout=datetime.timedelta(seconds=60))
+
+
+def _compare(failures, what, got, want) -> None:
+    tol = TOL[want.device.type] if want is not None else TOL["cpu"]
+    if got is None or want is None:
+        if not (got is None and want is None):
+            failures.append(f"{what}: one side has no gradient")
+        return
+    if got.shape != want.shape or not torch.allclose(got, want, **tol):
+        diff = (got - want).abs().max().item() if got.shape == want.shape else "shape"
+        failures.append(f"{what}: max |diff| {diff}, shapes {tuple(got.shape)} "
+                        f"{tuple(want.shape)}")
+
+
+def check_model(graph_parts, kinds, failures, label, seed=0, device="cpu", group=None,
+                ddp=False):
+    """One check: a stack of layers `kinds` (ReLU between) partitioned over
+    the ranks vs the same stack on the whole graph in this process:
+    outputs, input-feature gradients and (summed) weight gradients."""
+    edge_index, edge_type, node_type, parts, method = graph_parts
+    edge_index, edge_type, node_type = (t.to(device) for t in (edge_index, edge_type,
+                                                               node_type))
+    pg = PartitionedGraph(edge_index, node_type.numel(), edge_type=edge_type,
+                          node_type=node_type, parts=parts, method=method, device=device,
+                          group=group)
+    n = node_type.numel()
+    widths = [WIDTH] * len(kinds) + [4 if len(kinds) > 1 else WIDTH]
+    layers = [make_layer(k, widths[i], widths[i + 1], seed=seed + i).to(device)
+              for i, k in enumerate(kinds)]
+    whole = [copy.deepcopy(layer) for layer in layers]
+    wrapped = torch.nn.ModuleList([FullGraphLayer(layer, pg) for layer in layers])
+    gen = torch.Generator().manual_seed(seed + 100)
+    x = torch.randn(n, WIDTH, generator=gen).to(device)
+    weight = torch.randn(n, widths[-1], generator=gen).to(device)  # loss = Σ out ⊙ weight
+
+    xw = x.clone().requires_grad_(True)
+    h = xw
+    for i, layer in enumerate(whole):
+        h = run_whole(layer, h, edge_index, edge_type, node_type)
+        h = h.relu() if i + 1 < len(whole) else h
+    (h * weight).sum().backward()
+
+    xp = pg.owned_rows(x).clone().requires_grad_(True)
+    if ddp:  # DDP averages the weights' gradients: the sum is world size times theirs
+        model = torch.nn.parallel.DistributedDataParallel(_Stack(wrapped))
+        hp = model(xp)
+        (hp * pg.owned_rows(weight)).sum().backward()
+        for p in model.parameters():
+            p.grad.mul_(dist.get_world_size())
+    else:
+        hp = _Stack(wrapped)(xp)
+        (hp * pg.owned_rows(weight)).sum().backward()
+        all_reduce_gradients(wrapped)
+
+    _compare(failures, f"{label}: output", hp.detach(), pg.owned_rows(h.detach()))
+    _compare(failures, f"{label}: grad x", xp.grad, pg.owned_rows(xw.grad))
+    for i, (mp, mw) in enumerate(zip(wrapped, whole)):
+        for (name, p), (_, q) in zip(mp.layer.named_parameters(), mw.named_parameters()):
+            _compare(failures, f"{label}: layer {i} grad {name}", p.grad, q.grad)
+    return pg
+
+
+class _Stack(torch.nn.Module):
+    """FullGraphLayers with ReLU between."""
+
+    def __init__(self, layers):
+        super().__init__()
+        self.layers = layers
+
+    def forward(self, x):
+        for i, layer in enumerate(self.layers):
+            x = layer(x)
+            x = x.relu() if i + 1 < len(self.layers) else x
+        return x
+
+
+def check_layers(rank: int, world: int, scenario: str, device="cpu", group=None) -> list:
+    """Every layer kind, one layer each, and 2-layer stacks, on `scenario`:
+    'metis' / 'ranges' (partition_nodes), 'no-halo' (components = ranks),
+    'empty-rank' (the last rank owns no node)."""
+    failures = []
+    if scenario == "no-halo":
+        edge_index, edge_type, node_type, parts = two_components(world)
+        setup = (edge_index, edge_type, node_type, parts, "auto")
+    else:
+        edge_index, edge_type, node_type = graph()
+        parts = None
+        if scenario == "empty-rank":
+            parts = np.arange(node_type.numel()) % (world - 1)
+        setup = (edge_index, edge_type, node_type, parts,
+                 scenario if scenario in ("metis", "ranges") else "auto")
+    stacks = [("rgcn",), ("rgat",), ("hgt",), ("rgat", "rgcn")]
+    if scenario == "ddp":  # gradients summed by DistributedDataParallel instead
+        stacks = [("hgt",), ("rgat", "rgcn")]
+    if scenario in ("metis", "empty-rank"):
+        stacks.append(("hgt", "hgt"))
+    for i, kinds in enumerate(stacks):
+        pg = check_model(setup, kinds, failures, f"rank {rank} {scenario} {'+'.join(kinds)}",
+                         seed=10 * i, device=device, group=group, ddp=scenario == "ddp")
+    stats = pg.exchange.stats
+    if scenario == "no-halo" and (stats.bytes_sent or stats.bytes_received or pg.local.num_halo):
+        failures.append(f"rank {rank}: no-halo partition moved {stats.bytes_sent} bytes")
+    if scenario == "empty-rank" and rank == world - 1 and pg.num_owned != 0:
+        failures.append(f"rank {rank} owns {pg.num_owned} nodes, expected none")
+    if stats.calls != 4:  # the last stack: 2 layers, forward + backward
+        failures.append(f"rank {rank}: {stats.calls} exchanges for a 2-layer step, expected 4")
+    return failures
+
+
+def check_halo(rank: int, world: int, device="cpu", group=None) -> list:
+    """The exchange alone against a hand computation: x[v] = (v, 10 v) must
+    arrive as the halo rows; with the gradient of halo row v on rank q set to
+    (q + 1)(v + 1), owner of v receives Σ over the ranks q whose edges read v
+    of (q + 1)(v + 1)."""
+    edge_index, edge_type, node_type = graph(seed=7)
+    n = node_type.numel()
+    parts = np.arange(n) * world // n
+    local = local_graph(rank, parts, edge_index, num_parts=world).to(device)
+    exchange = HaloExchange(local, group)
+    x = torch.stack([torch.arange(n, dtype=torch.float32),
+                     10 * torch.arange(n, dtype=torch.float32)], dim=1).to(device)
+    x_owned = local.owned_rows(x).requires_grad_(True)
+    halo = exchange(x_owned)
+    halo_ids = torch.from_numpy(local.halo).to(device)
+    grad_halo = ((rank + 1) * (halo_ids + 1)).to(torch.float32).view(-1, 1).expand(-1, 2)
+    halo.backward(grad_halo)
+    failures = []
+    if not torch.equal(halo.detach(), x[halo_ids]):
+        failures.append(f"rank {rank}: halo rows {halo.tolist()} != {x[halo_ids].tolist()}")
+    src, dst = edge_index[0].numpy(), edge_index[1].numpy()
+    expected = np.zeros(n)
+    for q in range(world):  # the sources rank q reads from other ranks
+        for v in set(src[(parts[dst] == q) & (parts[src] != q)].tolist()):
+            expected[v] += (q + 1) * (v + 1)
+    want = torch.from_numpy(expected[local.owned]).to(torch.float32).view(-1, 1).expand(
+        -1, 2).to(device)
+    if not torch.equal(x_owned.grad, want):
+        failures.append(f"rank {rank}: owned gradient {x_owned.grad[:, 0].tolist()} != "
+                        f"{want[:, 0].tolist()}")
+    sent = exchange.stats.bytes_sent
+    if sent != 2 * 4 * (local.send_index.numel() + local.num_halo):  # forward + backward
+        failures.append(f"rank {rank}: {sent} bytes sent")
+    return failures
+
+
+def check_disagreement(rank: int, world: int, device="cpu", group=None) -> list:
+    """Ranks given different partitions: every rank must raise ValueError."""
+    edge_index, edge_type, node_type = graph()
+    parts = (np.arange(node_type.numel()) + rank) % world
+    try:
+        PartitionedGraph(edge_index, node_type.numel(), edge_type=edge_type, parts=parts,
+                         device=device, group=group)
+    except ValueError as err:
+        return [] if "disagree" in str(err) else [f"rank {rank}: {err}"]
+    return [f"rank {rank}: different partitions were accepted"]
+
+
+def run_checks(rank: int, world: int, scenarios, device="cpu") -> dict:
+    """{scenario: failures} of the checks `scenarios`, run in order (all
+    ranks run the same, in an initialized process group). A check that
+    raises is a failure of its scenario; the next ones still run. One
+    process group serves every exchange (NCCL communicators are costly)."""
+    group = dist.new_group()
+    results = {}
+    for scenario in scenarios:
+        try:
+            if scenario == "halo":
+                results[scenario] = check_halo(rank, world, device, group)
+            elif scenario == "disagree":
+                results[scenario] = check_disagreement(rank, world, device, group)
+            else:
+                results[scenario] = check_layers(rank, world, scenario, device, group)
+        except Exception:  # noqa: BLE001 -- reported to the test, which fails
+            results[scenario] = [f"rank {rank}: " + traceback.format_exc()]
+    return results
+
+
+def worker(rank: int, world: int, port: int, scenarios, out_dir: str) -> None:
+    """A spawned CPU rank (gloo): run_checks, written to out_dir/rank<rank>.json."""
+    _init(rank, world, port)
+    results = run_checks(rank, world, scenarios)
+    dist.destroy_process_group()
+    with open(os.path.join(out_dir, f"rank{rank}.json"), "w") as f:
+        json.dump(results, f)
