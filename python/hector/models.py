@@ -233,49 +233,115 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
 """
 
 
-def hgt(width_in, width_out, heads=1, residual="auto"):
+def hgt(width_in, width_out, heads=1, residual="auto", form="brief"):
     """HGT with input width `width_in` and output width `width_out` = d.
 
-    residual="auto" adds h'_t = ... + h_t when width_in == width_out and
-    nothing otherwise (PyG's HGTConv keeps the skip connection only for a
-    node type whose input width is out_channels). residual="separate" adds
-    an argument `r` of width_out features instead: h'_t = ... + r_t, so
+    form="brief" is BRIEF.md §4's HGT. form="pyg" is PyTorch Geometric's
+    HGTConv: K/Q/V and the output linear A get per-node-type biases (bK,
+    bQ, bV, bA), the aggregated messages pass through the exact GELU before
+    A, and the residual is gated per node type by σ(skip_τ):
+    h'_t = σ(skip)·a_t + (1 − σ(skip))·h_t, written a_t + σ(−skip)·(h_t − a_t).
+
+    residual="auto" adds the residual (plain or gated) when width_in ==
+    width_out and nothing otherwise (PyG's HGTConv keeps the skip connection
+    only for a node type whose input width is out_channels).
+    residual="separate" adds an argument `r` of width_out features instead
+    (h'_t = ... + r_t; with form="pyg" also a node-typed 0/1 vector `keep`
+    [T, 1] that says which node types have the gated residual at all), so
     that a caller whose node types have different input widths (padded to
     width_in) can choose the residual per node type (hector.nn.HGTConv)."""
     d, a = width_out, width_out // heads
+    pyg = form == "pyg"
     h, o = _feature("node", width_in), _feature("node", d)
     nh, eh = _feature("node", d, heads), _feature("edge", d, heads)
-    s = _feature("edge", heads, heads)
+    s, n1 = _feature("edge", heads, heads), _feature("node", 1)
     wi, wo = _weight("node", width_in, d), _weight("node", d, d)
     wh, mu = _weight("edge", heads, a, a), _weight("edge", heads)
+    wb, w1 = _weight("node", d), _weight("node", 1)
     # repr() of a float is the shortest exact form; MLIR parses it back exactly.
     inv_sqrt = float(1.0 / math.sqrt(a))
     inputs = _arg("h", h)
+    residual_of = "h"
     if residual == "separate":
         inputs += ", " + _arg("r", o)
-        rule, tail = "+ r_t", f"""  %out = hgraph.add %out0, %r : {o}
+        residual_of = "r"
+    has_residual = residual == "separate" or width_in == width_out
+    weights = [_arg("K", wi), _arg("Q", wi), _arg("V", wi), _arg("A", wo), _arg("Watt", wh),
+               _arg("Wmsg", wh), _arg("mu", mu)]
+    if pyg:
+        weights += [_arg("bK", wb), _arg("bQ", wb), _arg("bV", wb), _arg("bA", wb)]
+        if has_residual:
+            weights.append(_arg("skip", w1))
+        if residual == "separate":
+            weights.append(_arg("keep", w1))
+    projections = ""
+    for name, weight in (("k", "K"), ("q", "Q"), ("v", "V")):
+        if pyg:
+            projections += f"""  %{name}0 = hgraph.typed_linear %{weight}, %h from node : {wi}, {h} -> {nh}
+  %{name}b = hgraph.typed_vector %b{weight} : {wb} -> {nh}
+  %{name} = hgraph.add %{name}0, %{name}b : {nh}
+"""
+        else:
+            projections += f"""  %{name} = hgraph.typed_linear %{weight}, %h from node : {wi}, {h} -> {nh}
+"""
+    if pyg:
+        output = f"""  %act = hgraph.gelu %agg : {nh}
+  %a0 = hgraph.typed_linear %A, %act from node : {wo}, {nh} -> {o}
+  %ab = hgraph.typed_vector %bA : {wb} -> {o}
+  %out0 = hgraph.add %a0, %ab : {o}
+"""
+        lines = [
+            "//   k_s = K_τ(s) h_s + bK_τ(s),  q_t = Q_τ(t) h_t + bQ_τ(t),  "
+            "v_s = V_τ(s) h_s + bV_τ(s)",
+            "//   score_e = (k_s W^att_φ(e) · q_t) · μ_φ(e) / √" + str(a)
+            + "        (per head)",
+            "//   α = softmax over the incoming edges of t",
+            "//   m_e = v_s W^msg_φ(e)",
+            "//   a_t = A_τ(t) GELU(Σ_e α_e m_e) + bA_τ(t)"]
+        if has_residual:
+            keep = " (keep_τ(t) = 0: h'_t = a_t)" if residual == "separate" else ""
+            lines.append(f"//   h'_t = σ(skip_τ(t))·a_t + (1 − σ(skip_τ(t)))·{residual_of}_t{keep}")
+            gate = f"""  %sv = hgraph.typed_vector %skip : {w1} -> {n1}
+  %nsv = hgraph.neg %sv : {n1}
+"""
+            if residual == "separate":
+                gate += f"""  %rest0 = hgraph.sigmoid %nsv : {n1}
+  %keepv = hgraph.typed_vector %keep : {w1} -> {n1}
+  %rest = hgraph.mul %rest0, %keepv : {n1}
+"""
+            else:
+                gate += f"  %rest = hgraph.sigmoid %nsv : {n1}\n"
+            tail = gate + f"""  %diff = hgraph.sub %{residual_of}, %out0 : {o}
+  %mix = hgraph.scale %rest, %diff : {n1}, {o} -> {o}
+  %out = hgraph.add %out0, %mix : {o}
   hgraph.return %out : {o}
 """
-    elif width_in == width_out:
-        rule, tail = "+ h_t", f"""  %out = hgraph.add %out0, %h : {o}
+        else:
+            lines.append("//   h'_t = a_t        (in ≠ out: no residual)")
+            tail = f"  hgraph.return %out0 : {o}\n"
+        header = "".join(line + "\n" for line in
+                         [f"// HGT as PyG's HGTConv, {heads} head(s) of {a} features:"] + lines)
+    else:
+        output = f"""  %out0 = hgraph.typed_linear %A, %agg from node : {wo}, {nh} -> {o}
+"""
+        if has_residual:
+            rule, tail = f"+ {residual_of}_t", f"""  %out = hgraph.add %out0, %{residual_of} : {o}
   hgraph.return %out : {o}
 """
-    else:  # no skip connection where the widths differ, as in PyG
-        rule, tail = "(in ≠ out: no residual)", f"""  hgraph.return %out0 : {o}
+        else:  # no skip connection where the widths differ, as in PyG
+            rule, tail = "(in ≠ out: no residual)", f"""  hgraph.return %out0 : {o}
 """
-    return f"""// HGT (BRIEF.md §4), {heads} head(s) of {a} features:
+        header = f"""// HGT (BRIEF.md §4), {heads} head(s) of {a} features:
 //   k_s = K_τ(s) h_s,  q_t = Q_τ(t) h_t,  v_s = V_τ(s) h_s
 //   score_e = (k_s W^att_φ(e) · q_t) · μ_φ(e) / √{a}        (per head)
 //   α = softmax over the incoming edges of t
 //   m_e = v_s W^msg_φ(e)
 //   h'_t = A_τ(t) Σ_e α_e m_e {rule}
-hgraph.func @hgt(%g: !hgraph.graph, {inputs},
-                 {_arg("K", wi)}, {_arg("Q", wi)}, {_arg("V", wi)}, {_arg("A", wo)},
-                 {_arg("Watt", wh)}, {_arg("Wmsg", wh)}, {_arg("mu", mu)}) -> {o} {{
-  %k = hgraph.typed_linear %K, %h from node : {wi}, {h} -> {nh}
-  %q = hgraph.typed_linear %Q, %h from node : {wi}, {h} -> {nh}
-  %v = hgraph.typed_linear %V, %h from node : {wi}, {h} -> {nh}
-  %katt = hgraph.typed_linear %Watt, %k from src : {wh}, {nh} -> {eh}
+"""
+    lines = [", ".join(weights[i:i + 4]) for i in range(0, len(weights), 4)]
+    signature = ",\n                 ".join([inputs] + lines)
+    return f"""{header}hgraph.func @hgt(%g: !hgraph.graph, {signature}) -> {o} {{
+{projections}  %katt = hgraph.typed_linear %Watt, %k from src : {wh}, {nh} -> {eh}
   %qt = hgraph.gather %q from dst : {nh} -> {eh}
   %dot = hgraph.dot %katt, %qt : {eh} -> {s}
   %muv = hgraph.typed_vector %mu : {mu} -> {s}
@@ -285,8 +351,7 @@ hgraph.func @hgt(%g: !hgraph.graph, {inputs},
   %m = hgraph.typed_linear %Wmsg, %v from src : {wh}, {nh} -> {eh}
   %msg = hgraph.scale %alpha, %m : {s}, {eh} -> {eh}
   %agg = hgraph.aggregate sum %msg : {eh} -> {nh}
-  %out0 = hgraph.typed_linear %A, %agg from node : {wo}, {nh} -> {o}
-{tail}}}
+{output}{tail}}}
 """
 
 
@@ -296,9 +361,9 @@ MODELS = {"rgcn": rgcn, "rgat": rgat, "hgt": hgt}
 OPTIONS = {"rgcn": {"aggr": "mean"},
            "rgat": {"negative_slope": 0.2, "mode": "additive", "mod": "none", "edge_dim": 0,
                     "alpha": "no", "within": 0},
-           "hgt": {"residual": "auto"}}
+           "hgt": {"residual": "auto", "form": "brief"}}
 # The values a word-valued option takes.
-CHOICES = {"aggr": ("mean", "sum"), "residual": ("auto", "separate"),
+CHOICES = {"aggr": ("mean", "sum"), "residual": ("auto", "separate"), "form": ("brief", "pyg"),
            "mode": ("additive", "multiplicative"),
            "mod": ("none", "additive", "scaled", "f-additive", "f-scaled"),
            "alpha": ("no", "yes")}

@@ -195,3 +195,17 @@ hgraph.func @scaled_dot(%g: !hgraph.graph, %k: !hgraph.edge<8xf32>, %q: !hgraph.
   %o = hgraph.aggregate sum %m : !hgraph.edge<8xf32> -> !hgraph.node<8xf32>
   hgraph.return %o : !hgraph.node<8xf32>
 }
+
+// -----
+
+// GELU: the gradient is dy·(Φ(x) + x·φ(x)), read from the input, which
+// the result does not determine.
+// CHECK-LABEL: hgraph.func @gelu_bwd(
+// CHECK-SAME: %[[H:[^:]*]]: !hgraph.node<4xf32> {hgraph.name = "h"}
+// CHECK-SAME: %[[D:[^:]*]]: !hgraph.node<4xf32> {hgraph.name = "d_result0", hgraph.role = "grad_output"}
+// CHECK:      %[[DX:.*]] = hgraph.gelu_grad %[[D]], %[[H]] : !hgraph.node<4xf32>
+// CHECK:      hgraph.return %[[DX]]
+hgraph.func @gelu(%g: !hgraph.graph, %h: !hgraph.node<4xf32> {hgraph.name = "h"}) -> !hgraph.node<4xf32> {
+  %y = hgraph.gelu %h : !hgraph.node<4xf32>
+  hgraph.return %y : !hgraph.node<4xf32>
+}

@@ -168,6 +168,7 @@ if not torch.cuda.is_available():
 import hector.nn as hnn  # noqa: E402
 from hector import compiler  # noqa: E402
 from model_cases import GRAPHS  # noqa: E402
+from hgt_pyg_reference import hgt_pyg, pyg_params_of  # noqa: E402
 from reference import kinks, models_torch  # noqa: E402
 
 CACHE = os.environ.get("HECTOR_NN_GPU_CACHE")
@@ -187,8 +188,9 @@ def make(name: str, num_relations: int, num_nodes=None):
     with torch.no_grad():
         if getattr(conv, "bias", None) is not None:
             conv.bias.normal_()
-        if isinstance(conv, hnn.HGTConv):
+        if isinstance(conv, hnn.HGTConv):  # PyG starts both at 1: make them matter
             conv.p_rel.uniform_(0.5, 1.5)
+            conv.skip.normal_()
     return conv
 
 
@@ -297,28 +299,30 @@ def hetero(rng, scale=1):
 @pytest.mark.parametrize("scale", [1, 20])
 @pytest.mark.parametrize("name", ["hgt_h1", "hgt_h4"])
 def test_hgt(name, scale):
+    """Against PyG's HGTConv math in float64 (test/python/hgt_pyg_reference.py),
+    the layer's parameters under PyG's names."""
     sizes, eid, offset, g = hetero(np.random.default_rng(scale), scale)
     conv = make(name, len(META[1]))
     train = has_training(conv)
     x_dict = {t: torch.randn(sizes[t], WIDTH, device=DEVICE, requires_grad=train)
               for t in META[0]}
-    names = ["k_weight", "q_weight", "v_weight", "a_weight", "k_rel", "v_rel", "p_rel"]
-    params = [getattr(conv, k).detach().double().requires_grad_(train) for k in names]
-    h = torch.cat([x_dict[t].detach() for t in META[0]]).double().requires_grad_(train)
-    ref = models_torch.hgt(models_torch.TorchGraph(g, device=DEVICE), h, *params)
+    params = {n: p.detach().double().requires_grad_(train) for n, p in conv.named_parameters()}
+    xr = {t: x.detach().double().requires_grad_(train) for t, x in x_dict.items()}
     with torch.set_grad_enabled(train):
+        ref = hgt_pyg(xr, eid, pyg_params_of(params, META, conv.heads,
+                                              dict.fromkeys(META[0], WIDTH)), META, conv.heads)
         out = conv(x_dict, eid)
-    assert set(out) == {"paper", "venue"}
+    assert set(out) == set(ref) == {"paper", "venue"}
     for t, value in out.items():
-        assert rel_err(value, ref[offset[t]:offset[t] + sizes[t]]) < TOL, t
+        assert rel_err(value, ref[t]) < TOL, t
     if not train:
         pytest.skip("forward checked; the libraries have no training entries (backward)")
     cots = {t: torch.randn(v.shape, dtype=torch.float64, device=DEVICE) for t, v in out.items()}
     sum((out[t].double() * cots[t]).sum() for t in out).backward()
-    sum((ref[offset[t]:offset[t] + sizes[t]] * cots[t]).sum() for t in out).backward()
+    sum((ref[t] * cots[t]).sum() for t in out).backward()
     for t in META[0]:
-        assert rel_err(x_dict[t].grad, h.grad[offset[t]:offset[t] + sizes[t]]) < TOL, t
-    for k, theirs in zip(names, params):
+        assert rel_err(x_dict[t].grad, xr[t].grad) < TOL, t
+    for k, theirs in params.items():
         assert rel_err(getattr(conv, k).grad, theirs.grad) < TOL, k
 
 
@@ -464,16 +468,15 @@ HGT_PYG_CASES = [  # (layer, an edge type left out of edge_index_dict)
 
 
 @pytest.mark.parametrize("name,missing", HGT_PYG_CASES)
-def test_hgt_equals_pyg(name, missing, monkeypatch):
-    """PyG's HGTConv with hector's weights (K|Q|V and A transposed into its
-    kqv_lin and out_lin, k_rel/v_rel [R, H] -> its [H·R] relation-head
-    types, p_rel per edge type), its biases zero and its skip 0 (gate 1/2),
-    and its GELU before out_lin replaced by the identity: hector has no
-    GELU, no biases and a plain + x_t (docs/python.md). Then PyG's output is
-    hector's for a node type whose width is not WIDTH (no skip in either) and
-    half of it where it is (σ(0)·out + (1 - σ(0))·x_t). A left-out edge type
-    contributes nothing; with ("paper", "in", "venue") left out, "venue"
-    receives no message."""
+def test_hgt_equals_pyg(name, missing):
+    """PyG's HGTConv with hector's weights copied under its names
+    (docs/python.md): K|Q|V and their biases into kqv_lin, A and its bias
+    into out_lin, k_rel/v_rel [R, H] -> its [H·R] relation-head types,
+    p_rel and skip per edge and node type. The two compute one function:
+    biases, exact GELU before out_lin, the gated skip where a type's width
+    is WIDTH. A left-out edge type contributes nothing; with ("paper",
+    "in", "venue") left out, "venue" receives no message (out_lin's bias,
+    gated with x_t)."""
     pyg = _pyg()
     sizes, eid, _, _ = hetero(np.random.default_rng(len(name)))
     eid = {et: ei for et, ei in eid.items() if et != missing}
@@ -487,20 +490,21 @@ def test_hgt_equals_pyg(name, missing, monkeypatch):
         widths = conv.in_channels
     x_dict = {t: torch.randn(sizes[t], widths[t], device=DEVICE) for t in META[0]}
     theirs = pyg.HGTConv(conv.in_channels, WIDTH, META, heads=conv.heads).to(DEVICE)
-    monkeypatch.setattr(torch.nn.functional, "gelu", lambda x, *args, **kwargs: x)
     d, h, r = WIDTH, conv.heads, len(META[1])
     with torch.no_grad():
         if name == "hgt_lazy":  # both materialize their weights at a first forward
             conv(x_dict, eid)
             theirs(x_dict, eid)
             conv.p_rel.uniform_(0.5, 1.5)
+            conv.skip.normal_()
         for i, t in enumerate(META[0]):
             kqv = [getattr(conv, n)[i] for n in ("k_weight", "q_weight", "v_weight")]
             theirs.kqv_lin.lins[t].weight.copy_(torch.cat(kqv, 1).t())
-            theirs.kqv_lin.lins[t].bias.zero_()
+            theirs.kqv_lin.lins[t].bias.copy_(
+                torch.cat([getattr(conv, n)[i] for n in ("k_bias", "q_bias", "v_bias")]))
             theirs.out_lin.lins[t].weight.copy_(conv.a_weight[i].t())
-            theirs.out_lin.lins[t].bias.zero_()
-            theirs.skip[t].zero_()
+            theirs.out_lin.lins[t].bias.copy_(conv.a_bias[i])
+            theirs.skip[t].copy_(conv.skip[i:i + 1])
         theirs.k_rel.weight.copy_(conv.k_rel.transpose(0, 1).reshape(h * r, d // h, d // h))
         theirs.v_rel.weight.copy_(conv.v_rel.transpose(0, 1).reshape(h * r, d // h, d // h))
         for j, et in enumerate(META[1]):
@@ -510,8 +514,7 @@ def test_hgt_equals_pyg(name, missing, monkeypatch):
     xt = {t: x.clone().requires_grad_(train) for t, x in x_dict.items()}
     with torch.set_grad_enabled(train):
         out = conv(xs, eid)
-        expected = {t: v * (2 if widths[t] == WIDTH else 1)
-                    for t, v in theirs(xt, eid).items()}
+        expected = theirs(xt, eid)
     assert set(out) == set(expected) == {"paper", "venue"}
     for t in out:
         assert rel_err(out[t], expected[t]) < 1e-4, t
@@ -528,12 +531,18 @@ def test_hgt_equals_pyg(name, missing, monkeypatch):
 
     for i, t in enumerate(META[0]):
         kqv = grad(theirs.kqv_lin.lins[t].weight).t()
-        for j, n in enumerate(("k_weight", "q_weight", "v_weight")):
-            p = getattr(conv, n)
+        kqv_bias = grad(theirs.kqv_lin.lins[t].bias)
+        for j, n in enumerate(("k", "q", "v")):
+            p = getattr(conv, f"{n}_weight")
             mine = p.grad[i] if isinstance(p, torch.nn.Parameter) else p[i].grad
             assert rel_err(mine, kqv[:, j * d:(j + 1) * d]) < 1e-4, (n, t)
+            assert rel_err(grad(getattr(conv, f"{n}_bias"))[i],
+                           kqv_bias[j * d:(j + 1) * d]) < 1e-4, (n, "bias", t)
         assert rel_err(conv.a_weight.grad[i], grad(theirs.out_lin.lins[t].weight).t()) \
             < 1e-4, ("a_weight", t)
+        assert rel_err(conv.a_bias.grad[i], grad(theirs.out_lin.lins[t].bias)) < 1e-4, \
+            ("a_bias", t)
+        assert rel_err(grad(conv.skip)[i:i + 1], grad(theirs.skip[t])) < 1e-4, ("skip", t)
     for n in ("k_rel", "v_rel"):
         other = grad(getattr(theirs, n).weight).view(h, r, d // h, d // h).transpose(0, 1)
         assert rel_err(getattr(conv, n).grad, other) < 1e-4, n
@@ -662,9 +671,8 @@ def test_sparse_tensor_equals_pyg():
 
 @pytest.mark.parametrize("layout", ["coo", "csr", "sparse_tensor"])
 def test_hgt_sparse_is_edge_index(layout):
-    """HGT reads every edge type's adj_t as its edge list (PyG's HGTConv
-    computes another function, so the check is against hector's own
-    edge_index call, itself checked against the reference above)."""
+    """HGT reads every edge type's adj_t as its edge list: against hector's
+    own edge_index call, itself checked against PyG's HGTConv above."""
     if layout == "sparse_tensor":
         torch_sparse = pytest.importorskip("torch_sparse")
     sizes, eid, _, _ = hetero(np.random.default_rng(9))

@@ -116,6 +116,10 @@ def _init(rank: int, world: int, port: int) -> None:
 
 def _compare(failures, what, got, want) -> None:
     tol = TOL[want.device.type] if want is not None else TOL["cpu"]
+    if want is None and got is not None and not got.any():
+        # all_reduce_gradients gives a parameter no rank has a gradient for
+        # zeros: HGTConv's skip where no type's width is out_channels (as in PyG).
+        return
     if got is None or want is None:
         if not (got is None and want is None):
             failures.append(f"{what}: one side has no gradient")

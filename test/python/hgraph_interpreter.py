@@ -30,6 +30,7 @@ derivative, checked against finite differences in test_random_programs.py.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -567,7 +568,19 @@ def _weight_product_vjp(xs, types, rtype: Weight, dy, graph: Graph) -> list:
 # ---- evaluation ---------------------------------------------------------------
 
 ELEMENTWISE = {"add", "sub", "mul", "div", "neg", "exp", "relu", "tanh", "sigmoid",
-               "leaky_relu", "const_scale", "equal", "leaky_relu_grad"}
+               "gelu", "leaky_relu", "const_scale", "equal", "leaky_relu_grad", "gelu_grad"}
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+
+
+def _normal_cdf(x):
+    """Φ(x) = (1 + erf(x/√2)) / 2, in x's dtype."""
+    return (0.5 * (1 + _erf(np.asarray(x, np.float64) / math.sqrt(2)))).astype(x.dtype)
+
+
+def _gelu_slope(x):
+    """d/dx x·Φ(x) = Φ(x) + x·φ(x), φ the standard normal density."""
+    return _normal_cdf(x) + x * np.exp(-0.5 * x * x) / x.dtype.type(math.sqrt(2 * math.pi))
 
 
 @dataclass
@@ -623,6 +636,10 @@ def _forward(op: Op, xs: list, graph: Graph, dtype):
         return np.tanh(xs[0])
     if name == "sigmoid":
         return 1 / (1 + np.exp(-xs[0]))
+    if name == "gelu":
+        return xs[0] * _normal_cdf(xs[0])
+    if name == "gelu_grad":
+        return xs[0] * _gelu_slope(xs[1])
     if name == "leaky_relu":
         return np.where(xs[0] > 0, xs[0], dtype(a["alpha"]) * xs[0])
     if name == "leaky_relu_grad":
@@ -759,6 +776,8 @@ def _backward(op: Op, xs: list, y, dy, graph: Graph, dtype) -> list:
         return [dy * (1 - y * y)]
     if name == "sigmoid":
         return [dy * y * (1 - y)]
+    if name == "gelu":
+        return [dy * _gelu_slope(xs[0])]
     if name == "leaky_relu":
         return [np.where(xs[0] > 0, dy, dtype(a["alpha"]) * dy)]
     if name == "const_scale":

@@ -199,6 +199,13 @@ CONSTRUCTS = {
                   "%7 = hgraph.sub %0, %6", "%8 = hgraph.leaky_relu %h alpha 0.01",
                   "%9 = hgraph.neg %8", "%11 = hgraph.leaky_relu %h alpha 0.5",
                   "%o = hgraph.add %10, %11"]),
+    "gelu": (
+        "h: NodeFeature[8]", """
+        for n in g.nodes():
+            n["o"] = gelu(n["h"]) * gelu(1.5)
+        return g.ndata["o"]
+        """, {}, ["%0 = hgraph.gelu %h : !hgraph.node<8xf32>",
+                  "%o = hgraph.const_scale %0 by 1.399789198096713"]),
     "scale_and_constants": (
         "h: NodeFeature[8, 4]", """
         for e in g.edges():
@@ -283,7 +290,7 @@ def test_every_hgraph_op_is_reachable():
         ops.update(op_names(emit_source(source(body, params, extra.get("sizes", "")))))
     documented = {"add", "aggregate", "concat", "const_scale", "div", "dot", "edge_softmax",
                   "exp", "gather", "leaky_relu", "mul", "neg", "relation_norm", "relu",
-                  "return", "scale", "sigmoid", "sub", "tanh", "typed_linear", "typed_vector",
+                  "return", "scale", "sigmoid", "gelu", "sub", "tanh", "typed_linear", "typed_vector",
                   "weight_product"}
     assert documented <= ops
 

@@ -20,6 +20,7 @@ from hector import compiler  # noqa: E402
 from hector.autograd import TrainingNotAvailable  # noqa: E402
 from hector.graph import GraphInputError  # noqa: E402
 from hectorc_support import compile_cache_in, hectorc  # noqa: E402
+from hgt_pyg_reference import hgt_pyg, pyg_params_of  # noqa: E402
 from model_cases import GRAPHS  # noqa: E402
 from reference import models_numpy, models_torch  # noqa: E402
 
@@ -321,33 +322,42 @@ def hetero(seed=0, hub=False):
     return eid, g, offset
 
 
-def hgt_params(conv):
-    return [conv.k_weight, conv.q_weight, conv.v_weight, conv.a_weight, conv.k_rel,
-            conv.v_rel, conv.p_rel]
-
-
-def randomize_prior(conv):
+def randomize_hgt(conv):
+    """PyG starts p_rel and skip at 1; make them matter."""
     with torch.no_grad():
-        conv.p_rel.uniform_(0.5, 1.5)  # PyG starts it at 1; make it matter
+        conv.p_rel.uniform_(0.5, 1.5)
+        conv.skip.normal_()
+
+
+def pyg_reference(conv, x_dict, eid, heads, grad=False):
+    """(PyG HGTConv's output by hgt_pyg_reference in float64, the float64
+    parameter leaves by hector's names, the float64 feature leaves)."""
+    params = float64_params(conv, grad)
+    xr = {t: x.detach().double().requires_grad_(grad) for t, x in x_dict.items()}
+    widths = {t: x.shape[1] for t, x in x_dict.items()}
+    ref = hgt_pyg(xr, eid, pyg_params_of(params, META, heads, widths), META, heads)
+    return ref, params, xr
 
 
 @pytest.mark.parametrize("heads,hub", [(1, False), (4, False), (2, True)])
 def test_hgt_forward(heads, hub):
-    eid, g, offset = hetero(heads, hub)
+    eid, _, _ = hetero(heads, hub)
     torch.manual_seed(5)
     conv = hnn.HGTConv(16, 16, META, heads=heads)
-    randomize_prior(conv)
+    randomize_hgt(conv)
     x_dict = {t: features(SIZES[t], 16, seed=i) for i, t in enumerate(META[0])}
     with torch.no_grad():
         out = conv(x_dict, eid)
-    h = torch.cat([x_dict[t] for t in META[0]])
-    ref = models_numpy.hgt(g, h.numpy(), *(p.detach().numpy() for p in hgt_params(conv)))
-    assert set(out) == {"author", "paper", "venue"}  # "topic" receives no edge type
+    ref, _, _ = pyg_reference(conv, x_dict, eid, heads)
+    assert set(out) == set(ref) == {"author", "paper", "venue"}  # "topic": no edge type
     for t, value in out.items():
         assert value.shape == (SIZES[t], 16)
-        assert rel_err(value, ref[offset[t]:offset[t] + SIZES[t]]) < TOL, t
-    # "author" only has the absent edge type: h'_t = h_t.
-    assert torch.equal(out["author"], x_dict["author"])
+        assert rel_err(value, ref[t]) < TOL, t
+    # "author" only has the absent edge type: GELU(0) = 0, then out_lin's
+    # bias, gated with x_t.
+    gate = torch.sigmoid(conv.skip[0].detach())
+    expected = gate * conv.a_bias[0].detach() + (1 - gate) * x_dict["author"]
+    assert rel_err(out["author"], expected) < TOL
 
 
 def test_hgt_in_channels_dict_and_missing_node_type():
@@ -361,34 +371,33 @@ def test_hgt_in_channels_dict_and_missing_node_type():
 
 @pytest.mark.parametrize("heads", [1, 2])
 def test_hgt_backward(heads):
-    eid, g, offset = hetero(heads)
+    eid, _, _ = hetero(heads)
     torch.manual_seed(6)
     conv = hnn.HGTConv(16, 16, META, heads=heads)
     require_training(conv)
-    randomize_prior(conv)
+    randomize_hgt(conv)
     x_dict = {t: features(SIZES[t], 16, seed=i).requires_grad_()
               for i, t in enumerate(META[0])}
     out = conv(x_dict, eid)
-    check_hgt_step(conv, x_dict, out, g, offset)
+    check_hgt_step(conv, x_dict, out, eid, heads)
 
 
-def check_hgt_step(conv, x_dict, out, g, offset):
-    """The output of conv(x_dict, ...) and the gradients of x_dict and of
-    every parameter against models_torch.hgt in float64 on graph `g` (node
-    ids: the types' rows at `offset`)."""
+def check_hgt_step(conv, x_dict, out, eid, heads):
+    """The output of conv(x_dict, eid) and the gradients of x_dict and of
+    every parameter against PyG's HGTConv math (hgt_pyg_reference) in float64."""
     cots = {t: torch.randn(v.shape, dtype=torch.float64) for t, v in out.items()}
     sum((out[t].double() * cots[t]).sum() for t in out).backward()
-
-    h = torch.cat([x_dict[t].detach() for t in META[0]]).double().requires_grad_()
-    params = [p.detach().double().requires_grad_() for p in hgt_params(conv)]
-    ref = models_torch.hgt(models_torch.TorchGraph(g), h, *params)
-    sum((ref[offset[t]:offset[t] + SIZES[t]] * cots[t]).sum() for t in out).backward()
+    ref, params, xr = pyg_reference(conv, x_dict, eid, heads, grad=True)
+    sum((ref[t] * cots[t]).sum() for t in out).backward()
     for t in out:
-        assert rel_err(out[t], ref[offset[t]:offset[t] + SIZES[t]]) < TOL, t
+        assert rel_err(out[t], ref[t]) < TOL, t
     for t in META[0]:
-        assert rel_err(x_dict[t].grad, h.grad[offset[t]:offset[t] + SIZES[t]]) < TOL, t
-    for mine, theirs in zip(hgt_params(conv), params):
-        assert rel_err(mine.grad, theirs.grad) < TOL
+        theirs = xr[t].grad if xr[t].grad is not None else torch.zeros_like(xr[t])
+        assert rel_err(x_dict[t].grad, theirs) < TOL, t
+    for name, mine in conv.named_parameters():
+        theirs = params[name].grad
+        assert rel_err(mine.grad, theirs if theirs is not None else torch.zeros_like(mine)) \
+            < TOL, name
 
 
 # ---- training end to end -----------------------------------------------------------
@@ -551,7 +560,8 @@ def test_model_specs_and_missing_artifacts(tmp_path):
     conv = hnn.RGATConv(16, 8, 3, heads=2, negative_slope=0.1)
     assert conv.model_spec == "rgat:width=16,out_width=16,heads=2,negative_slope=0.1"
     assert hnn.RGCNConv(16, 8, 3).model_spec == "rgcn:width=16,out_width=8,heads=1"
-    assert hnn.HGTConv(16, 16, META, heads=4).model_spec == "hgt:width=16,out_width=16,heads=4"
+    assert hnn.HGTConv(16, 16, META, heads=4).model_spec == \
+        "hgt:width=16,out_width=16,heads=4,form=pyg"
     conv.cache_dir, conv.compiler = tmp_path, False
     _, edge_index, edge_type = homogeneous("random_graph")
     edge_type = edge_type % 3

@@ -19,6 +19,7 @@ torch = pytest.importorskip("torch")
 
 import hector.nn as hnn  # noqa: E402
 from hectorc_support import compile_cache_in  # noqa: E402
+from hgt_pyg_reference import hgt_pyg, pyg_params_of  # noqa: E402
 from reference import models_numpy  # noqa: E402
 
 TOL = 1e-5
@@ -205,22 +206,14 @@ def test_fingerprint_is_by_content_shape_dtype_and_device():
 # ---- finding 2: layers whose metadata number types differently ---------------------
 
 def hgt_reference(conv, meta, sizes, x_dict, eid):
-    """The float64 HGT of BRIEF.md §4 on the graph numbered by `meta` (node
-    ids: node types' rows concatenated in metadata order; edge type ids: the
-    metadata's indices), split back by node type."""
-    node_types, edge_types = meta
-    offset = dict(zip(node_types, np.cumsum([0] + [sizes[t] for t in node_types])[:-1]))
-    present = [et for et in edge_types if et in eid]
-    g = {"node_type": np.concatenate([np.full(sizes[t], i) for i, t in enumerate(node_types)]),
-         "src": np.concatenate([eid[et][0].numpy() + offset[et[0]] for et in present]),
-         "dst": np.concatenate([eid[et][1].numpy() + offset[et[2]] for et in present]),
-         "etype": np.concatenate([np.full(eid[et].shape[1], edge_types.index(et))
-                                  for et in present])}
-    h = torch.cat([x_dict[t] for t in node_types]).numpy()
-    params = [p.detach().numpy() for p in (conv.k_weight, conv.q_weight, conv.v_weight,
-                                           conv.a_weight, conv.k_rel, conv.v_rel, conv.p_rel)]
-    out = models_numpy.hgt(g, h, *params)
-    return {t: out[offset[t]:offset[t] + sizes[t]] for t in node_types}
+    """PyG's HGTConv in float64 (hgt_pyg_reference) on the graph typed by
+    `meta`, with the layer's parameters: {node type: output}."""
+    params = {n: p.detach().double() for n, p in conv.named_parameters()}
+    widths = {t: x.shape[1] for t, x in x_dict.items()}
+    xr = {t: x.double() for t, x in x_dict.items()}
+    out = hgt_pyg(xr, {et: eid[et] for et in meta[1] if et in eid},
+                  pyg_params_of(params, meta, conv.heads, widths), meta, conv.heads)
+    return {t: v.numpy() for t, v in out.items()}
 
 
 AB, BA = ("a", "to", "b"), ("b", "back", "a")

@@ -3,19 +3,18 @@ per-node-type widths, widths other than out_channels; node types and edge
 types of the metadata missing from a forward's dicts.
 
 Outputs and the gradients of every input and parameter are checked against
-hgt_reference below: float64, per node type and edge type the way PyG's
-HGTConv computes it (each node type projected from its own width, per
-(relation, head) k_rel / v_rel, softmax over every incoming edge of a
-destination, the skip connection only where a type's input width equals
-out_channels), with hector's documented differences from PyG (no biases,
-no GELU, a plain residual instead of the gated one). It shares nothing with
-the layer's code path (no padding, no concatenated node ids); for one
-uniform width it is checked against test/reference's models_torch.hgt.
+hgt_pyg_reference.hgt_pyg: float64, per node type and edge type the way
+PyG's HGTConv computes it (each node type projected from its own width with
+its biases, per (relation, head) k_rel / v_rel, softmax over every incoming
+edge of a destination, the exact GELU before the output linear, the gated
+skip connection only where a type's input width equals out_channels), with
+the layer's parameters mapped to PyG's state_dict names as docs/python.md
+maps them. It shares nothing with the layer's code path (no padding, no
+concatenated node ids); with GELU, biases and gate neutralised it is
+checked against test/reference's models_torch.hgt (BRIEF.md §4).
 """
 
 from __future__ import annotations
-
-import math
 
 import numpy as np
 import pytest
@@ -23,7 +22,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 import hector.nn as hnn  # noqa: E402
+import hgt_pyg_reference  # noqa: E402
 from hectorc_support import compile_cache_in  # noqa: E402
+from hgt_pyg_reference import hgt_pyg, pyg_params_of  # noqa: E402
 from reference import models_torch  # noqa: E402
 from test_nn_cpu import META, features, rel_err, require_training  # noqa: E402
 
@@ -60,71 +61,33 @@ def random_graph(seed):
     return sizes, eid
 
 
-def hgt_reference(x_dict, eid, K, Q, V, A, k_rel, v_rel, p_rel, heads):
-    """{destination node type: output}, float64. K, Q, V, A: {node type:
-    [in_τ or d, d]}; k_rel, v_rel [R, H, D, D]; p_rel [R, H] (R in META
-    order). Only the node types of x_dict, and only the edge types of eid."""
-    d = next(iter(A.values())).shape[1]
-    dh = d // heads
-    k = {t: (x @ K[t]).view(-1, heads, dh) for t, x in x_dict.items()}
-    q = {t: (x @ Q[t]).view(-1, heads, dh) for t, x in x_dict.items()}
-    v = {t: (x @ V[t]).view(-1, heads, dh) for t, x in x_dict.items()}
-    incoming = {t: [] for t in x_dict}
-    for et, (src, dst) in eid.items():
-        s, _, t = et
-        r = META[1].index(et)
-        k_att = torch.einsum("ehi,hio->eho", k[s][src], k_rel[r])
-        score = (k_att * q[t][dst]).sum(-1) * p_rel[r] / math.sqrt(dh)
-        message = torch.einsum("ehi,hio->eho", v[s][src], v_rel[r])
-        incoming[t].append((dst, score, message))
-    out = {}
-    for t, x in x_dict.items():
-        if t not in {et[2] for et in META[1]}:
-            continue  # PyG: only destination types of the metadata
-        n = x.shape[0]
-        agg = torch.zeros(n, heads, dh, dtype=torch.float64)
-        if incoming[t]:
-            dst = torch.cat([e[0] for e in incoming[t]])
-            score = torch.cat([e[1] for e in incoming[t]])
-            message = torch.cat([e[2] for e in incoming[t]])
-            # Softmax over all incoming edges of each destination, across edge types.
-            peak = torch.full((n, heads), -math.inf, dtype=torch.float64).scatter_reduce(
-                0, dst[:, None].expand_as(score), score.detach(), reduce="amax")
-            ex = torch.exp(score - peak[dst])
-            total = torch.zeros(n, heads, dtype=torch.float64).index_add(0, dst, ex)
-            agg = agg.index_add(0, dst, (ex / total[dst])[:, :, None] * message)
-        y = agg.reshape(n, d) @ A[t]
-        out[t] = y + x if x.shape[1] == d else y  # PyG: a skip only where in == out
-    return out
-
-
 def reference_parameters(conv):
-    """float64 leaf copies of the layer's (materialized) parameters by name,
-    and its K, Q, V, A as {node type: matrix}."""
-    p = {name: t.detach().double().requires_grad_()
-         for name, t in conv.named_parameters() if not isinstance(t, Lazy)}
+    """float64 leaf copies of the layer's (materialized) parameters by name."""
+    return {name: t.detach().double().requires_grad_()
+            for name, t in conv.named_parameters() if not isinstance(t, Lazy)}
 
-    def typed(name):  # stacked [T, in, d], or one matrix per type ("k_weight.0", ...)
-        return {t: p[name][i] if name in p else p.get(f"{name}.{i}")
-                for i, t in enumerate(META[0])}
 
-    return p, [typed(n) for n in ("k_weight", "q_weight", "v_weight", "a_weight")]
+def randomize(conv):
+    """PyG starts p_rel and skip at 1 (and gelu/biases are random already):
+    make every parameter matter."""
+    with torch.no_grad():
+        conv.p_rel.uniform_(0.5, 1.5)
+        conv.skip.normal_()
 
 
 def check(conv, widths, sizes, eid, heads, seed=0):
-    """The layer's output and every gradient against hgt_reference."""
+    """The layer's output and every gradient against hgt_pyg."""
     torch.manual_seed(seed)
     conv.zero_grad()
-    with torch.no_grad():
-        conv.p_rel.uniform_(0.5, 1.5)  # PyG starts it at 1; make it matter
+    randomize(conv)
     x_dict = {t: features(sizes[t], widths[t], seed=seed + i).requires_grad_()
               for i, t in enumerate(META[0]) if t in widths}
     out = conv(x_dict, eid)
     with torch.no_grad():
         inference = conv(x_dict, eid)
-    p, (K, Q, V, A) = reference_parameters(conv)
+    p = reference_parameters(conv)
     xr = {t: x.detach().double().requires_grad_() for t, x in x_dict.items()}
-    ref = hgt_reference(xr, eid, K, Q, V, A, p["k_rel"], p["v_rel"], p["p_rel"], heads)
+    ref = hgt_pyg(xr, eid, pyg_params_of(p, META, heads, widths), META, heads)
     assert set(out) == set(ref) == {"paper", "venue", "author"} & set(x_dict)
     cots = {t: torch.randn(v.shape, dtype=torch.float64) for t, v in out.items()}
     sum((out[t].double() * cots[t]).sum() for t in out).backward()
@@ -133,9 +96,13 @@ def check(conv, widths, sizes, eid, heads, seed=0):
         assert out[t].shape == (sizes[t], OUT)
         assert rel_err(out[t], ref[t]) < TOL, t
         assert torch.equal(inference[t], out[t].detach()), t
-    if "author" in out:  # no edge type into it is present: A·0, + x where in == out
-        assert torch.equal(out["author"].detach(), x_dict["author"].detach()
-                           if widths["author"] == OUT else torch.zeros(sizes["author"], OUT))
+    if "author" in out:  # no edge type into it is present: GELU(0) = 0, so out_lin's bias
+        i = META[0].index("author")
+        bias = conv.a_bias[i].detach().expand(sizes["author"], OUT)
+        gate = torch.sigmoid(conv.skip[i].detach())
+        expected = gate * bias + (1 - gate) * x_dict["author"].detach() \
+            if widths["author"] == OUT else bias
+        assert rel_err(out["author"], expected) < TOL
     for t, x in x_dict.items():  # "topic" is in no edge type: its gradient is zero
         theirs = xr[t].grad if xr[t].grad is not None else torch.zeros_like(xr[t])
         assert rel_err(x.grad, theirs) < TOL, t
@@ -145,7 +112,9 @@ def check(conv, widths, sizes, eid, heads, seed=0):
         theirs = p[name].grad
         if theirs is None:  # a node type absent from x_dict: its weights are unused
             theirs = torch.zeros_like(p[name])
-        assert rel_err(mine.grad, theirs) < TOL, name
+        # no gradient for skip where no node type keeps the residual
+        assert rel_err(mine.grad if mine.grad is not None else torch.zeros_like(mine),
+                       theirs) < TOL, name
     return out
 
 
@@ -195,10 +164,10 @@ def test_lazy_node_type_missing_from_the_first_forward():
     no_venue = {et: ei for et, ei in eid.items() if "venue" not in (et[0], et[2])}
     check(conv, {t: widths[t] for t in ("author", "paper")}, sizes, no_venue, 2)
     assert isinstance(conv.k_weight[2], Lazy) and isinstance(conv.k_weight[3], Lazy)
-    assert conv.model_spec == f"hgt:width=12,out_width={OUT},heads=2"
+    assert conv.model_spec == f"hgt:width=12,out_width={OUT},heads=2,form=pyg"
     check(conv, widths, sizes, eid, 2, seed=3)
     assert tuple(conv.v_weight[2].shape) == (OUT, OUT) and isinstance(conv.k_weight[3], Lazy)
-    assert conv.model_spec == f"hgt:width={OUT},out_width={OUT},heads=2,residual=separate"
+    assert conv.model_spec == f"hgt:width={OUT},out_width={OUT},heads=2,form=pyg,residual=separate"
 
 
 def test_lazy_state_dict():
@@ -221,9 +190,12 @@ def test_lazy_state_dict():
     assert all(torch.equal(got[t], expected[t]) for t in expected)
 
 
-def test_reference_matches_models_torch():
-    """hgt_reference and test/reference's models_torch.hgt (BRIEF.md §4 over
-    concatenated node ids) agree where the latter applies: in == out."""
+def test_reference_matches_models_torch(monkeypatch):
+    """hgt_pyg and test/reference's models_torch.hgt (BRIEF.md §4 over
+    concatenated node ids) agree where the latter applies: in == out, GELU
+    the identity, zero biases and skip 0, where PyG's gate halves both
+    terms: σ(0)·a + (1 − σ(0))·x = (a + x) / 2."""
+    monkeypatch.setattr(hgt_pyg_reference, "gelu", lambda x: x)
     sizes, eid = random_graph(6)
     rng = torch.Generator().manual_seed(6)
     heads, T, R = 2, len(META[0]), len(META[1])
@@ -234,8 +206,12 @@ def test_reference_matches_models_torch():
     k_rel, v_rel = (torch.randn(R, heads, OUT // heads, OUT // heads, generator=rng,
                                 dtype=torch.float64) for _ in range(2))
     p_rel = torch.rand(R, heads, generator=rng, dtype=torch.float64) + 0.5
-    ours = hgt_reference(x_dict, eid, *({t: w[i] for i, t in enumerate(META[0])}
-                                        for w in (K, Q, V, A)), k_rel, v_rel, p_rel, heads)
+    zeros = torch.zeros(T, OUT, dtype=torch.float64)
+    params = {"k_weight": K, "q_weight": Q, "v_weight": V, "a_weight": A, "k_rel": k_rel,
+              "v_rel": v_rel, "p_rel": p_rel, "k_bias": zeros, "q_bias": zeros,
+              "v_bias": zeros, "a_bias": zeros, "skip": torch.zeros(T, dtype=torch.float64)}
+    ours = hgt_pyg(x_dict, eid, pyg_params_of(params, META, heads, dict.fromkeys(META[0], OUT)),
+                   META, heads)
     offset = dict(zip(META[0], np.cumsum([0] + [sizes[t] for t in META[0]])[:-1].tolist()))
     g = {"node_type": np.concatenate([np.full(sizes[t], i) for i, t in enumerate(META[0])]),
          "src": np.concatenate([eid[et][0].numpy() + offset[et[0]] for et in eid]),
@@ -245,7 +221,7 @@ def test_reference_matches_models_torch():
     theirs = models_torch.hgt(models_torch.TorchGraph(g), torch.cat(list(x_dict.values())),
                               K, Q, V, A, k_rel, v_rel, p_rel)
     for t, value in ours.items():
-        assert rel_err(value, theirs[offset[t]:offset[t] + sizes[t]]) < 1e-12, t
+        assert rel_err(2 * value, theirs[offset[t]:offset[t] + sizes[t]]) < 1e-12, t
 
 
 def test_bad_widths():

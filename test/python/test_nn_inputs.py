@@ -21,7 +21,7 @@ import hector.nn as hnn  # noqa: E402
 from hector.nn import _adjacency  # noqa: E402
 from test_nn_cpu import (META, SIZES, TOL, cache, check_hgt_step,  # noqa: E402,F401
                          dense_reference_weight, features, float64_params, hetero,
-                         homogeneous, randomize_prior, rel_err, require_training,
+                         homogeneous, randomize_hgt, rel_err, require_training,
                          rgat_reference)
 
 pytestmark = [pytest.mark.filterwarnings(r"ignore:scatter_reduce\(\) is in beta"),
@@ -262,25 +262,21 @@ def test_rgat_sparse_adjacency(layout, fake_torch_sparse):
 def test_hgt_sparse_adjacency(layout, fake_torch_sparse):
     """Every edge type of edge_index_dict as an adj_t [destinations, sources]
     (values, here arbitrary, are not read, as in PyG)."""
-    eid, g, offset = hetero(3)
+    eid, _, _ = hetero(3)
     sparse = {}
     for (s, rel, d), ei in eid.items():
         values = torch.arange(ei.size(1)) * 7 % 5
         sparse[(s, rel, d)], _, kept, _ = as_adjacency(layout, ei, values, SIZES[s], SIZES[d])
         eid[(s, rel, d)] = kept
-    g = dict(g, **{key: np.concatenate([f(et, ei) for et, ei in eid.items()]) for key, f in (
-        ("src", lambda et, ei: ei[0].numpy() + offset[et[0]]),
-        ("dst", lambda et, ei: ei[1].numpy() + offset[et[2]]),
-        ("etype", lambda et, ei: np.full(ei.size(1), META[1].index(et))))})
     torch.manual_seed(14)
     conv = hnn.HGTConv(16, 16, META, heads=2)
     require_training(conv)
-    randomize_prior(conv)
+    randomize_hgt(conv)
     x_dict = {t: features(SIZES[t], 16, seed=i).requires_grad_()
               for i, t in enumerate(META[0])}
     out = conv(x_dict, sparse)
     assert set(out) == {"author", "paper", "venue"}
-    check_hgt_step(conv, x_dict, out, g, offset)
+    check_hgt_step(conv, x_dict, out, eid, 2)
 
 
 def test_sparse_adjacency_hits_the_graph_cache():

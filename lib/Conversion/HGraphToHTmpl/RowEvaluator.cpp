@@ -9,6 +9,7 @@
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/MathExtras.h"
 
 using namespace mlir;
 using namespace hector;
@@ -399,6 +400,44 @@ Value RowEvaluator::emitOp(OpBuilder &b, Operation *op,
         Value exp = math::ExpOp::create(b, loc, negated);
         Value denominator = arith::AddFOp::create(b, loc, one, exp);
         return arith::DivFOp::create(b, loc, one, denominator);
+      })
+      .Case([&](hg::GeluOp) -> Value {
+        // 0.5·x·(1 + erf(x/√2)); math.erf is erff on the CPU (libm) and
+        // __nv_erff on the GPU (libdevice).
+        Value x = operand(0);
+        Value erf = math::ErfOp::create(
+            b, loc,
+            arith::MulFOp::create(b, loc, x,
+                                  constantFloat(b, loc, element, llvm::numbers::inv_sqrt2)));
+        Value onePlus = arith::AddFOp::create(
+            b, loc, constantFloat(b, loc, element, 1.0), erf);
+        Value half = arith::MulFOp::create(
+            b, loc, constantFloat(b, loc, element, 0.5), x);
+        return arith::MulFOp::create(b, loc, half, onePlus);
+      })
+      .Case([&](hg::GeluGradOp) -> Value {
+        // grad·(Φ(x) + x·φ(x)), Φ(x) = 0.5·(1 + erf(x/√2)),
+        // φ(x) = exp(−x²/2)/√(2π).
+        Value grad = operand(0), x = operand(1);
+        Value erf = math::ErfOp::create(
+            b, loc,
+            arith::MulFOp::create(b, loc, x,
+                                  constantFloat(b, loc, element, llvm::numbers::inv_sqrt2)));
+        Value cdf = arith::MulFOp::create(
+            b, loc, constantFloat(b, loc, element, 0.5),
+            arith::AddFOp::create(b, loc, constantFloat(b, loc, element, 1.0),
+                                  erf));
+        Value square = arith::MulFOp::create(b, loc, x, x);
+        Value density = arith::MulFOp::create(
+            b, loc,
+            math::ExpOp::create(
+                b, loc,
+                arith::MulFOp::create(b, loc, square,
+                                      constantFloat(b, loc, element, -0.5))),
+            constantFloat(b, loc, element, llvm::numbers::inv_sqrtpi * llvm::numbers::inv_sqrt2));
+        Value slope = arith::AddFOp::create(
+            b, loc, cdf, arith::MulFOp::create(b, loc, x, density));
+        return arith::MulFOp::create(b, loc, grad, slope);
       })
       .Case([&](hg::ZerosOp) -> Value {
         return constantFloat(b, loc, element, 0.0);

@@ -20,14 +20,14 @@ message starts with `path:line:col:`. docs/frontend.md is the reference.
 
 from .api import Model, emit, emit_source, model
 from .dsl import (EdgeFeature, EdgeWeight, Graph, NodeFeature, NodeWeight, Weight, concat,
-                  dot, edge_softmax, exp, leaky_relu, mean, neg, relation_norm, relu, scale,
-                  sigmoid, tanh, typed_linear, typed_vector, weight_product)
+                  dot, edge_softmax, exp, gelu, leaky_relu, mean, neg, relation_norm, relu,
+                  scale, sigmoid, tanh, typed_linear, typed_vector, weight_product)
 from .errors import FrontendError
 
 __all__ = [
     "FrontendError", "Model", "emit", "emit_source", "model",
     "Graph", "NodeFeature", "EdgeFeature", "Weight", "NodeWeight", "EdgeWeight",
     "typed_linear", "typed_vector", "dot", "scale", "concat", "edge_softmax",
-    "relation_norm", "exp", "relu", "tanh", "sigmoid", "neg", "leaky_relu", "mean",
+    "relation_norm", "exp", "relu", "tanh", "sigmoid", "gelu", "neg", "leaky_relu", "mean",
     "weight_product",
 ]

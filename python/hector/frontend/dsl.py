@@ -62,6 +62,7 @@ exp = _dsl_function("exp", "(x)", "element-wise exponential")
 relu = _dsl_function("relu", "(x)", "element-wise max(x, 0)")
 tanh = _dsl_function("tanh", "(x)", "element-wise tanh")
 sigmoid = _dsl_function("sigmoid", "(x)", "element-wise logistic sigmoid")
+gelu = _dsl_function("gelu", "(x)", "element-wise exact GELU, x·Φ(x) (torch's gelu)")
 neg = _dsl_function("neg", "(x)", "element-wise negation (also -x)")
 leaky_relu = _dsl_function("leaky_relu", "(x, alpha=0.01)", "x if x > 0 else alpha·x")
 mean = _dsl_function("mean", "(x for e in n.incoming_edges())",

@@ -11,13 +11,14 @@ from .ir import Slot, float_literal
 from .terms import (Const, NodeRead, Ref, Scope, Selector, Term, Value, VectorRead, Weight)
 from .types import EDGE, GRAPH_IR, MAX_DIMENSION, NODE, SINGLE, FeatureType, WeightType
 
-ELEMENTWISE = ("exp", "relu", "tanh", "sigmoid", "neg")
+ELEMENTWISE = ("exp", "relu", "tanh", "sigmoid", "gelu", "neg")
 AGGREGATES = {"sum": "sum", "mean": "mean", "max": "max"}
 FUNCTIONS = sorted(("typed_linear", "typed_vector", "dot", "scale", "concat", "edge_softmax",
                     "relation_norm", "leaky_relu", "weight_product", "sqrt")
                    + ELEMENTWISE + tuple(AGGREGATES))
 CONST_MATH = {"sqrt": math.sqrt, "exp": math.exp, "tanh": math.tanh,
               "sigmoid": lambda x: 1.0 / (1.0 + math.exp(-x)),
+              "gelu": lambda x: 0.5 * x * (1.0 + math.erf(x / math.sqrt(2.0))),
               "relu": lambda x: max(x, 0), "neg": lambda x: -x}
 
 

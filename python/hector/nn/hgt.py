@@ -1,17 +1,27 @@
-"""hector.nn.HGTConv: the heterogeneous graph transformer of BRIEF.md §4 with PyG's arguments."""
+"""hector.nn.HGTConv: PyTorch Geometric 2.8's HGTConv (arguments and function), compiled."""
 
 from __future__ import annotations
+
+import math
 
 import torch
 
 from .. import autograd
 from . import _adjacency
-from ._base import (CompiledLayer, check_parameter_memory, first_out_of_range, glorot_,
-                    graph_cache, preprocess, reject_options)
+from ._base import (CompiledLayer, check_parameter_memory, first_out_of_range, graph_cache,
+                    preprocess, reject_options)
 
 
 def _lazy(p) -> bool:
     return isinstance(p, torch.nn.parameter.UninitializedParameter)
+
+
+def _uniform_fan_in(tensor: torch.Tensor, fan_in: int) -> None:
+    """U(±1/√fan_in): torch.nn.Linear's (and PyG's Linear's) default for
+    its weight (kaiming_uniform with a = √5) and its bias alike."""
+    bound = 1.0 / math.sqrt(fan_in)
+    with torch.no_grad():
+        tensor.uniform_(-bound, bound)
 
 
 class _TypeWeights(torch.nn.ParameterList):
@@ -36,44 +46,43 @@ class _TypeWeights(torch.nn.ParameterList):
 
 
 class HGTConv(CompiledLayer):
-    r"""The HGT layer of BRIEF.md §4, with PyG 2.8's HGTConv constructor
-    (in_channels, out_channels, metadata, heads) and forward
-    (x_dict, edge_index_dict -> dict). With d = out_channels, H heads of
-    D = d/H features, τ the node type and φ the edge type:
+    r"""PyTorch Geometric 2.8's HGTConv: its constructor (in_channels,
+    out_channels, metadata, heads), forward (x_dict, edge_index_dict -> dict)
+    and function. With d = out_channels, H heads of D = d/H features, τ the
+    node type and φ the edge type:
 
-        k_s = x_s · K_τ(s),  q_t = x_t · Q_τ(t),  v_s = x_s · V_τ(s)      ([d])
+        k_s = x_s · K_τ(s) + bK_τ(s),  q_t = x_t · Q_τ(t) + bQ_τ(t),
+        v_s = x_s · V_τ(s) + bV_τ(s)                                       ([d])
         score_e = (k_s · k_rel_φ(e)) · q_t · p_rel_φ(e) / √D               (per head)
         α_e = softmax of score_e over all incoming edges of t
-        out_t = (Σ_e α_e · v_s · v_rel_φ(e)) · A_τ(t) + x_t
+        a_t = GELU(Σ_e α_e · v_s · v_rel_φ(e)) · A_τ(t) + bA_τ(t)          (exact GELU)
+        out_t = σ(skip_τ(t)) · a_t + (1 − σ(skip_τ(t))) · x_t
+
+    where the gated residual applies, as in PyG, only to the node types
+    whose input width equals out_channels (the others: out_t = a_t). A node
+    with no incoming edges gets GELU(0)·A + bA = bA, gated with x_t where
+    the widths match. As in PyG, the result holds the node types of x_dict
+    that are the destination of some edge type of the metadata, and edge
+    types of the metadata missing from edge_index_dict contribute nothing.
 
     in_channels is one width for every node type, a dict {node type: width}
     (every type of the metadata), or -1 (in the dict too) to take a type's
     width from its features in the first forward that has them; its K/Q/V
-    weights materialize then, as PyG's lazy linears do. As in PyG, the
-    residual + x_t is added only for the node types whose input width equals
-    out_channels; the others get out_t = (Σ_e ...) · A_τ(t).
+    weights materialize then, as PyG's lazy linears do. Initialization is
+    PyG's (reset_parameters).
 
-    How it differs from PyG's HGTConv: PyG's K/Q/V and output linears have
-    biases (here none); PyG applies GELU before the output linear (here
-    none); PyG's residual is gated, σ(skip_τ)·out + (1 - σ(skip_τ))·x_t (here
-    a plain + x_t, so there is no `skip` parameter). The attention, its
-    per-relation prior p_rel and the per-(relation, head) k_rel / v_rel are
-    PyG's. As in PyG, the result holds the node types of x_dict that are the
-    destination of some edge type of the metadata, and edge types of the
-    metadata missing from edge_index_dict contribute nothing. A node with no
-    incoming edges gets x_t, or zeros where its width is not out_channels
-    (PyG: a function of its biases, and of x_t where the widths match).
-
-    Parameters (a PyG state_dict does not load): k_rel, v_rel [R, H, D, D];
-    p_rel [R, H]; a_weight [T, d, d], stacked by node type in metadata
-    order; k_weight, q_weight, v_weight [T, in, d] stacked likewise when
-    in_channels is one int, else one [in_τ, d] per node type in metadata
-    order (k_weight.0, k_weight.1, ...); docs/python.md maps them to PyG's
-    names. All of the math goes through the compiled function: where the
-    node types' widths differ, their features and K/Q/V weights are
-    zero-padded to the widest in torch (layout only: the padding adds zeros
-    to the typed GEMMs) and the residual is the function's argument r, x_t
-    or zeros by type. An edge_index_dict value may be a sparse adj_t
+    Parameters (PyG's names in docs/python.md; a PyG state_dict maps onto
+    them, it does not load as is): k_weight, q_weight, v_weight [T, in, d]
+    stacked by node type in metadata order when in_channels is one int, else
+    one [in_τ, d] per node type (k_weight.0, k_weight.1, ...); k_bias,
+    q_bias, v_bias, a_bias [T, d]; a_weight [T, d, d]; k_rel, v_rel
+    [R, H, D, D]; p_rel [R, H]; skip [T]. All of the math goes through the
+    compiled function (hector.models' hgt with form="pyg": the biases, the
+    GELU and the gate are IR): where the node types' widths differ, their
+    features and K/Q/V weights are zero-padded to the widest in torch
+    (layout only: the padding adds zeros to the typed GEMMs) and the
+    residual is the function's argument r (x_t or zeros by type) with a 0/1
+    `keep` per type. An edge_index_dict value may be a sparse adj_t
     [destinations, sources] (torch.sparse COO/CSR/CSC or
     torch_sparse.SparseTensor; values unread). Not supported
     (NotImplementedError): other MessagePassing options.
@@ -124,7 +133,7 @@ class HGTConv(CompiledLayer):
         check_parameter_memory(
             "HGTConv", f"in_channels={in_channels}, out_channels={out_channels}, "
             f"heads={heads}, {t} node types, {r} edge types", *kqv * 3, (t, d, d),
-            (r, heads, dh, dh), (r, heads, dh, dh), (r, heads))
+            (r, heads, dh, dh), (r, heads, dh, dh), (r, heads), *[(t, d)] * 4, (t,))
         for name in ("k_weight", "q_weight", "v_weight"):
             if per_type:
                 self.add_module(name, _TypeWeights([
@@ -137,13 +146,37 @@ class HGTConv(CompiledLayer):
         self.k_rel = torch.nn.Parameter(torch.empty(r, heads, dh, dh))
         self.v_rel = torch.nn.Parameter(torch.empty(r, heads, dh, dh))
         self.p_rel = torch.nn.Parameter(torch.empty(r, heads))
+        # PyG's biases of kqv_lin (split in thirds) and out_lin, and its skip.
+        for name in ("k_bias", "q_bias", "v_bias", "a_bias"):
+            self.register_parameter(name, torch.nn.Parameter(torch.empty(t, d)))
+        self.skip = torch.nn.Parameter(torch.empty(t))
         self.reset_parameters()
 
     def reset_parameters(self):
-        for name, p in self.named_parameters():
-            if name != "p_rel" and not _lazy(p):  # lazy: at materialization
-                glorot_(p)
+        """PyG's initialization: every linear as torch.nn.Linear (weight and
+        bias U(±1/√fan_in), fan_in the type's input width for K/Q/V, d for
+        A, d/H for k_rel and v_rel), p_rel and skip ones. A lazy type's
+        K/Q/V are initialized when they materialize; its biases are zero
+        until then."""
+        for i, width in enumerate(self._widths().values()):
+            self._reset_projection(i, width)
+        for p, fan_in in ((self.a_weight, self.out_channels), (self.a_bias, self.out_channels),
+                          (self.k_rel, self.k_rel.size(-2)), (self.v_rel, self.v_rel.size(-2))):
+            _uniform_fan_in(p, fan_in)
         torch.nn.init.ones_(self.p_rel)
+        torch.nn.init.ones_(self.skip)
+
+    def _reset_projection(self, i: int, width: int) -> None:
+        """Node type i's K/Q/V weights and biases as PyG's kqv_lin.lins[τ]
+        (a lazy type, width -1: zero biases, weights left to materialize)."""
+        for weight, bias in (("k_weight", "k_bias"), ("q_weight", "q_bias"),
+                             ("v_weight", "v_bias")):
+            if width == -1:
+                with torch.no_grad():
+                    getattr(self, bias)[i].zero_()
+                continue
+            _uniform_fan_in(getattr(self, weight)[i], width)
+            _uniform_fan_in(getattr(self, bias)[i], width)
 
     def _widths(self) -> dict:
         """{node type: input width} now: -1 for a lazy type not materialized yet."""
@@ -162,7 +195,7 @@ class HGTConv(CompiledLayer):
                     with torch.no_grad():
                         p.materialize((x_dict[t].size(1), self.out_channels),
                                       device=x_dict[t].device)
-                    glorot_(p)
+                self._reset_projection(i, x_dict[t].size(1))
 
     def _spec_args(self) -> dict:
         """The widest input (the width the compiled function reads), and
@@ -173,7 +206,8 @@ class HGTConv(CompiledLayer):
         if not widths:
             raise ValueError("HGTConv(-1, ...) knows its input widths only after its first "
                              "forward (lazy in_channels)")
-        args = {"width": max(widths), "out_width": self.out_channels, "heads": self.heads}
+        args = {"width": max(widths), "out_width": self.out_channels, "heads": self.heads,
+                "form": "pyg"}
         if len(widths) > 1 and self.out_channels in widths:
             args["residual"] = "separate"
         return args
@@ -183,16 +217,20 @@ class HGTConv(CompiledLayer):
         and weights in metadata order, zero-padded to the widest input where
         the widths differ; r holds x_t for the node types whose width is
         out_channels and zeros for the others."""
+        spec, d = self._spec_args(), self.out_channels
+        t = len(self.node_types)
+        inputs = {"bK": self.k_bias, "bQ": self.q_bias, "bV": self.v_bias, "bA": self.a_bias}
+        if spec["width"] == d or spec.get("residual") == "separate":
+            inputs["skip"] = self.skip.view(t, 1)
         if isinstance(self.k_weight, torch.nn.Parameter):
             x = torch.cat([x_dict[nt] for nt in self.node_types if nt in x_dict])
-            return {"h": x, "K": self.k_weight, "Q": self.q_weight, "V": self.v_weight}
-        spec, d = self._spec_args(), self.out_channels
+            return {"h": x, "K": self.k_weight, "Q": self.q_weight, "V": self.v_weight, **inputs}
         width = spec["width"]
 
         pad = torch.nn.functional.pad
         present = [nt for nt in self.node_types if nt in x_dict]
-        inputs = {"h": torch.cat([pad(x_dict[nt], (0, width - x_dict[nt].size(1)))
-                                  for nt in present])}
+        inputs["h"] = torch.cat([pad(x_dict[nt], (0, width - x_dict[nt].size(1)))
+                                 for nt in present])
         for arg, name in (("K", "k_weight"), ("Q", "q_weight"), ("V", "v_weight")):
             inputs[arg] = torch.stack([  # a lazy type not seen yet has no nodes here
                 torch.zeros(width, d, device=device, dtype=torch.float32) if _lazy(p) else
@@ -201,6 +239,9 @@ class HGTConv(CompiledLayer):
             inputs["r"] = torch.cat([
                 x_dict[nt] if x_dict[nt].size(1) == d else
                 x_dict[nt].new_zeros(x_dict[nt].size(0), d) for nt in present])
+            # Which node types have the gated residual at all (width d).
+            inputs["keep"] = torch.tensor([[float(w == d)] for w in self._widths().values()],
+                                          device=device)
         return inputs
 
     def _graph(self, sizes: dict, edge_index_dict: dict, device):

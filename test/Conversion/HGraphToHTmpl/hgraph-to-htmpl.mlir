@@ -174,3 +174,20 @@ hgraph.func @preference(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %W: !hgraph.
   %o = hgraph.aggregate sum %z : !hgraph.edge<4xf32> -> !hgraph.node<4xf32>
   hgraph.return %o : !hgraph.node<4xf32>
 }
+
+// -----
+
+// Exact GELU and its gradient are row math inside a node traversal:
+// 0.5·x·(1 + erf(x/√2)) and dy·(Φ(x) + x·exp(−x²/2)/√(2π)), through
+// math.erf (erff on the CPU, __nv_erff on the GPU).
+// CHECK-LABEL: func.func @gelu
+// CHECK: htmpl.traversal nodes
+// CHECK: math.erf
+// CHECK: math.erf
+// CHECK: math.exp
+hgraph.func @gelu(%g: !hgraph.graph, %x: !hgraph.node<4xf32>, %dy: !hgraph.node<4xf32>)
+    -> (!hgraph.node<4xf32>, !hgraph.node<4xf32>) {
+  %y = hgraph.gelu %x : !hgraph.node<4xf32>
+  %dx = hgraph.gelu_grad %dy, %x : !hgraph.node<4xf32>
+  hgraph.return %y, %dx : !hgraph.node<4xf32>, !hgraph.node<4xf32>
+}

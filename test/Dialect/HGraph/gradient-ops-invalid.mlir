@@ -109,3 +109,11 @@ hgraph.func @leaky_grad_types(%g: !hgraph.graph, %x: !hgraph.edge<8xf32>, %y: !h
   %0 = "hgraph.leaky_relu_grad"(%x, %y) {alpha = 0.0 : f64} : (!hgraph.edge<8xf32>, !hgraph.edge<4xf32>) -> !hgraph.edge<8xf32>
   hgraph.return
 }
+
+// -----
+
+hgraph.func @gelu_grad_types(%g: !hgraph.graph, %x: !hgraph.edge<8xf32>, %y: !hgraph.node<8xf32>) {
+  // expected-error @+1 {{failed to verify that all of {grad, input, result} have same type}}
+  %0 = "hgraph.gelu_grad"(%x, %y) : (!hgraph.edge<8xf32>, !hgraph.node<8xf32>) -> !hgraph.edge<8xf32>
+  hgraph.return
+}

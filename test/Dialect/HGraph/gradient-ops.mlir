@@ -37,6 +37,8 @@ hgraph.func @gradients(%g: !hgraph.graph, %h: !hgraph.node<8xf32>,
   %11 = hgraph.equal %x, %da : !hgraph.edge<2xf32, heads = 2>
   // CHECK: hgraph.leaky_relu_grad %{{.*}}, %{{.*}} alpha 2.000000e-01 : !hgraph.edge<2xf32, heads = 2>
   %12 = hgraph.leaky_relu_grad %da, %x alpha 2.000000e-01 : !hgraph.edge<2xf32, heads = 2>
+  // CHECK: hgraph.gelu_grad %{{.*}}, %{{.*}} : !hgraph.edge<2xf32, heads = 2>
+  %g12 = hgraph.gelu_grad %da, %x : !hgraph.edge<2xf32, heads = 2>
   // CHECK: hgraph.add %{{.*}}, %{{.*}} : !hgraph.weight<edge, 8x4xf32>
   %13 = hgraph.add %3, %6 : !hgraph.weight<edge, 8x4xf32>
   hgraph.return

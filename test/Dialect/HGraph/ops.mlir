@@ -116,7 +116,9 @@ hgraph.func @row_math(%g: !hgraph.graph, %x: !hgraph.edge<8xf32, heads = 2>,
   // CHECK: hgraph.sigmoid
   %7 = hgraph.sigmoid %6 : !hgraph.edge<8xf32, heads = 2>
   // CHECK: hgraph.neg
-  %8 = hgraph.neg %7 : !hgraph.edge<8xf32, heads = 2>
+  %n8 = hgraph.neg %7 : !hgraph.edge<8xf32, heads = 2>
+  // CHECK: hgraph.gelu %{{.*}} : !hgraph.edge<8xf32, heads = 2>
+  %8 = hgraph.gelu %n8 : !hgraph.edge<8xf32, heads = 2>
   // CHECK: hgraph.leaky_relu %{{.*}} alpha 2.000000e-01 : !hgraph.edge<8xf32, heads = 2>
   %9 = hgraph.leaky_relu %8 alpha 0.2 : !hgraph.edge<8xf32, heads = 2>
   // CHECK: hgraph.const_scale %{{.*}} by 1.250000e-01 : !hgraph.edge<8xf32, heads = 2>

@@ -156,7 +156,8 @@ bool dependsOnlySourceAndEdgeType(Value root) {
             .Case<TypedVectorOp, ZerosOp>([](Operation *) { return true; })
             .Case<DotOp, ScaleOp, ConstScaleOp, ConcatOp, SliceOp, AddOp,
                   SubOp, MulOp, DivOp, EqualOp, ExpOp, ReluOp, TanhOp,
-                  SigmoidOp, NegOp, LeakyReluOp, LeakyReluGradOp>(
+                  SigmoidOp, NegOp, GeluOp, GeluGradOp, LeakyReluOp,
+                  LeakyReluGradOp>(
                 [&](Operation *op) {
                   for (Value operand : op->getOperands())
                     visit(operand);

@@ -125,8 +125,8 @@ bool hector::hgraph::isRowWise(Operation *op) {
   if (isa<ZerosOp, AddOp>(op))
     return isa<FeatureType>(op->getResult(0).getType());
   return isa<DotOp, ScaleOp, ConstScaleOp, AddOp, SubOp, MulOp, DivOp, ExpOp,
-             ReluOp, TanhOp, SigmoidOp, NegOp, LeakyReluOp, SliceOp, EqualOp,
-             LeakyReluGradOp>(op);
+             ReluOp, TanhOp, SigmoidOp, NegOp, GeluOp, GeluGradOp, LeakyReluOp,
+             SliceOp, EqualOp, LeakyReluGradOp>(op);
 }
 
 namespace {
@@ -205,8 +205,8 @@ bool hector::hgraph::isSharedScore(Value value,
           type.getWidth())
         return true;
     if (!isa<DotOp, ScaleOp, ConstScaleOp, AddOp, SubOp, MulOp, DivOp, ExpOp,
-             ReluOp, TanhOp, SigmoidOp, NegOp, LeakyReluOp, LeakyReluGradOp>(
-            current))
+             ReluOp, TanhOp, SigmoidOp, NegOp, GeluOp, GeluGradOp, LeakyReluOp,
+             LeakyReluGradOp>(current))
       continue;
     for (Value operand : current->getOperands())
       if (Operation *producer = operand.getDefiningOp())

@@ -564,6 +564,14 @@ LogicalResult Differentiator::pullback(Operation *op) {
         });
         return success();
       })
+      .Case([&](hg::GeluOp o) {
+        // dx = dy·(Φ(x) + x·φ(x)): from the input, which the result does
+        // not determine (GELU is not monotonic below x ≈ −0.75).
+        contribute(o.getInput(), [&] {
+          return make<hg::GeluGradOp>(dy.getType(), dy, forward(o.getInput()));
+        });
+        return success();
+      })
       .Case([&](hg::NegOp o) {
         contribute(o.getInput(),
                    [&] { return make<hg::NegOp>(dy.getType(), dy); });

@@ -444,6 +444,17 @@ def HGraph_ReluOp : HGraph_ElementwiseUnaryOp<"relu", "max(x, 0)">;
 def HGraph_TanhOp : HGraph_ElementwiseUnaryOp<"tanh", "hyperbolic tangent">;
 def HGraph_SigmoidOp : HGraph_ElementwiseUnaryOp<"sigmoid", "logistic sigmoid">;
 def HGraph_NegOp : HGraph_ElementwiseUnaryOp<"neg", "negation">;
+def HGraph_GeluOp : HGraph_ElementwiseUnaryOp<"gelu",
+    "exact GELU: x·Φ(x) = 0.5·x·(1 + erf(x/√2))"> {
+  let description = [{
+    The exact (erf) GELU, PyTorch's `gelu(x, approximate='none')`, which
+    PyG's `HGTConv` applies to the aggregated messages.
+
+    ```mlir
+    %y = hgraph.gelu %agg : !hgraph.node<64xf32, heads = 4>
+    ```
+  }];
+}
 
 def HGraph_LeakyReluOp : HGraph_Op<"leaky_relu",
     [Pure, AllTypesMatch<["input", "result"]>]> {
@@ -468,6 +479,23 @@ def HGraph_LeakyReluGradOp : HGraph_Op<"leaky_relu_grad",
     $grad `,` $input `alpha` $alpha attr-dict `:` qualified(type($input))
   }];
   let hasVerifier = 1;
+}
+
+def HGraph_GeluGradOp : HGraph_Op<"gelu_grad",
+    [Pure, AllTypesMatch<["grad", "input", "result"]>]> {
+  let summary = "gradient of exact GELU: grad·(Φ(x) + x·φ(x))";
+  let description = [{
+    The gradient of `hgraph.gelu %input` given the gradient `grad` of its
+    result, with Φ the standard normal distribution function and φ its
+    density: `grad · (0.5·(1 + erf(x/√2)) + x·exp(−x²/2)/√(2π))`.
+
+    ```mlir
+    %dx = hgraph.gelu_grad %dy, %x : !hgraph.node<64xf32>
+    ```
+  }];
+  let arguments = (ins HGraph_FeatureValue:$grad, HGraph_FeatureValue:$input);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = "$grad `,` $input attr-dict `:` qualified(type($input))";
 }
 
 //===----------------------------------------------------------------------===//
