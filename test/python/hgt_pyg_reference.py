@@ -107,3 +107,14 @@ def pyg_params_of(conv_params, metadata, heads, in_widths):
     for j, et in enumerate(edge_types):
         out["p_rel." + "__".join(et)] = conv_params["p_rel"][j][None]
     return out
+
+
+def no_message_rows(conv, node_type_index, x, out_channels):
+    """What PyG's HGTConv gives the rows of a node type that receives no
+    message: the aggregate is 0 and GELU(0) = 0, so out_lin's bias, gated
+    with the input where its width is out_channels."""
+    bias = conv.a_bias[node_type_index].detach().expand(x.shape[0], out_channels)
+    if x.shape[1] != out_channels:
+        return bias
+    gate = torch.sigmoid(conv.skip[node_type_index].detach())
+    return gate * bias + (1 - gate) * x.detach()

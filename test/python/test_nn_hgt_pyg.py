@@ -18,7 +18,7 @@ torch = pytest.importorskip("torch")
 
 import hector.nn as hnn  # noqa: E402
 from hectorc_support import compile_cache_in  # noqa: E402
-from hgt_pyg_reference import hgt_pyg, pyg_params_of  # noqa: E402
+from hgt_pyg_reference import hgt_pyg, no_message_rows, pyg_params_of  # noqa: E402
 from test_nn_cpu import rel_err, require_training  # noqa: E402
 
 TOL = 1e-5
@@ -86,11 +86,8 @@ def test_hgt_equals_pyg_math(in_channels, widths, heads, missing):
         assert out[t].shape == (sizes[t], WIDTH)
         assert rel_err(out[t], ref[t]) < TOL, t
     if missing == ("paper", "in", "venue"):  # "venue" receives no message: out_lin's bias
-        i = META[0].index("venue")
-        bias = conv.a_bias[i].detach().expand(sizes["venue"], WIDTH)
-        gate = torch.sigmoid(conv.skip[i].detach())
-        expected = gate * bias + (1 - gate) * x_dict["venue"].detach() \
-            if widths["venue"] == WIDTH else bias
+        expected = no_message_rows(conv, META[0].index("venue"),
+                                   x_dict["venue"], WIDTH)
         assert rel_err(out["venue"], expected) < TOL
 
     cots = {t: torch.randn(v.shape, dtype=torch.float64) for t, v in out.items()}
