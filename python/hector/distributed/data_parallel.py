@@ -97,9 +97,11 @@ def init(backend: Optional[str] = None, timeout_s: Optional[float] = None,
     if backend is None:
         backend = "nccl" if dev.type == "cuda" else "gloo"
     # A rank whose NCCL collective times out (a peer died or hangs) aborts
-    # instead of waiting forever; both names (torch < 2.2 and later).
-    os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING", "1")
-    os.environ.setdefault("NCCL_ASYNC_ERROR_HANDLING", "1")
+    # instead of waiting forever. torch 2.2 renamed the variable and warns
+    # about the old name, so only the one this torch reads is set.
+    renamed = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 2)
+    os.environ.setdefault("TORCH_NCCL_ASYNC_ERROR_HANDLING" if renamed
+                          else "NCCL_ASYNC_ERROR_HANDLING", "1")
     if not dist.is_initialized():
         dist.init_process_group(backend, rank=rank, world_size=world,
                                 timeout=_timeout(timeout_s))
