@@ -86,13 +86,6 @@ class TwoLayers(torch.nn.Module):
         return self.conv2(F.relu(self.conv1(x, edge_index, edge_type)), edge_index, edge_type)
 
 
-def _metadata(g):
-    names = [f"t{t}" for t in range(g.num_node_types)]
-    edge_types = [(names[s], f"r{r}", names[d])
-                  for r, (s, d) in enumerate(g.edge_type_endpoints.tolist())]
-    return names, edge_types
-
-
 def _prepared_batch(kind, sub, node_type, metadata, device):
     """What one step needs on the device: feature rows to gather, the
     layer's graph arguments, the seeds' positions in the output."""
@@ -147,7 +140,7 @@ def data_parallel_rank(ctx, cfg):
     device, records = ctx.device, []
     for dataset in cfg["datasets"]:
         g = generate(dataset, scale=cfg["scale"], seed=cfg["seed"])
-        metadata = _metadata(g)
+        metadata = g.metadata()
         node_type = torch.as_tensor(g.node_type).long()
         gen = torch.Generator().manual_seed(cfg["seed"])
         table = shared_features.shared_table(
@@ -264,7 +257,7 @@ def build_data_parallel(args):
     for dataset in args.datasets:
         g = generate(dataset, scale=1e-3, seed=args.seed)  # only its types
         for kind in args.models:
-            model = TwoLayers(kind, args.width, args.heads, g.num_edge_types, _metadata(g))
+            model = TwoLayers(kind, args.width, args.heads, g.num_edge_types, g.metadata())
             specs |= {m.model_spec for m in (model.conv1, model.conv2)}
     for spec in sorted(specs):
         (_, lib), = aot.build([spec], "cuda", training=True, cache_dir=args.build)

@@ -38,8 +38,9 @@ Alone, it starts --nproc ranks itself (the plumbing check here, gloo on the CPU)
         --scale 0.001 --width 16 --steps 3
 The GPU machines have no hectorc: build the configuration's libraries first,
     python3 bench/distributed_full_graph.py --build DIR --model rgat --width 256 --heads 4
-and run with HECTOR_CACHE_DIR=DIR. bench/distributed.py calls
-run_full_graph(args) for `--mode full-graph` (add_arguments adds the options).
+and run with HECTOR_CACHE_DIR=DIR. `bench/distributed.py --mode full-graph`
+runs main() with its other arguments. Ranks are started and joined by
+hector.distributed.data_parallel.launch (torchrun's, or --nproc spawned).
 """
 
 from __future__ import annotations
@@ -49,7 +50,6 @@ import copy
 import datetime
 import json
 import os
-import socket
 import statistics
 import sys
 import time
@@ -70,12 +70,8 @@ MODELS = ("rgcn", "rgat", "hgt")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Adds this benchmark's options to `parser`, skipping any it already has
-    (bench/distributed.py shares --dataset, --steps, ... with its own mode)."""
-    def add(flag, **kw):
-        if flag not in parser._option_string_actions:
-            parser.add_argument(flag, **kw)
-
+    """Adds this benchmark's options to `parser`."""
+    add = parser.add_argument
     add("--dataset", default="mag", help="a hector.datasets shape (default mag)")
     add("--scale", type=float, default=1.0, help="multiplies nodes and edges (default 1)")
     add("--seed", type=int, default=0)
@@ -101,12 +97,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 # ---- the model ---------------------------------------------------------------------------
 
-def _metadata(graph):
-    names = [f"t{i}" for i in range(graph.num_node_types)]
-    return names, [(names[s], f"r{j}", names[d])
-                   for j, (s, d) in enumerate(graph.edge_type_endpoints.tolist())]
-
-
 def make_layers(args, graph) -> list:
     """The stack: width -> width every layer (the loss classifies into `width` classes)."""
     w, h, r = args.width, args.heads, graph.num_edge_types
@@ -115,7 +105,7 @@ def make_layers(args, graph) -> list:
     torch.manual_seed(args.seed)  # the same weights on every rank
     make = {"rgcn": lambda: hnn.RGCNConv(w, w, r),
             "rgat": lambda: hnn.RGATConv(w, w // h, r, heads=h),
-            "hgt": lambda: hnn.HGTConv(w, w, _metadata(graph), heads=h)}[args.model]
+            "hgt": lambda: hnn.HGTConv(w, w, graph.metadata(), heads=h)}[args.model]
     return [make() for _ in range(args.layers)]
 
 
@@ -164,21 +154,6 @@ def _sync(device):
 def _is_oom(err: BaseException) -> bool:
     return isinstance(err, getattr(torch.cuda, "OutOfMemoryError", ())) or \
         "out of memory" in str(err)
-
-
-def _init(args):
-    """(rank, world, device): joins the process group torchrun (or main) set up."""
-    if args.device == "cuda":
-        local = int(os.environ.get("LOCAL_RANK", "0"))
-        torch.cuda.set_device(local)
-        device = torch.device("cuda", local)
-        os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
-    else:
-        device = torch.device("cpu")
-    if not dist.is_initialized():
-        dist.init_process_group("nccl" if device.type == "cuda" else "gloo",
-                                timeout=datetime.timedelta(seconds=args.timeout_s))
-    return dist.get_rank(), dist.get_world_size(), device
 
 
 def _graph(args, device):
@@ -274,12 +249,13 @@ def _check(args, rank, world, device, g, tensors, pg) -> dict:
             "check_passed": worst <= args.check_tol}
 
 
-def run_full_graph(args) -> dict:
-    """One rank of the benchmark (torch.distributed from torchrun's environment,
-    or initialized already). Returns the results gathered on every rank:
-    {"config", "ranks": [per-rank dict], "summary"}; rank 0 prints them and
-    writes --out."""
-    rank, world, device = _init(args)
+def run_full_graph(ctx, args) -> dict:
+    """One rank of the benchmark (ctx: its hector.distributed Context).
+    Returns the results gathered on every rank: {"config", "ranks":
+    [per-rank dict], "summary"}; rank 0 prints them and writes --out."""
+    rank, world, device = ctx.rank, ctx.world_size, ctx.device
+    if device.type == "cpu":  # the ranks share the host's cores
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
     g, tensors, gen_s = _graph(args, device)
     start = time.perf_counter()
     pg = PartitionedGraph(tensors[0], g.num_nodes, edge_type=tensors[1], node_type=tensors[2],
@@ -356,17 +332,6 @@ def build(args) -> None:
         print(f"{lib.key}  {spec}")
 
 
-def _spawned(rank, world, port, args):
-    os.environ.update(RANK=str(rank), LOCAL_RANK=str(rank), WORLD_SIZE=str(world),
-                      MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
-    if args.device == "cpu":
-        torch.set_num_threads(max(1, (os.cpu_count() or 1) // world))
-    result = run_full_graph(args)
-    dist.destroy_process_group()  # else NCCL's watchdog reports the exit as a failure
-    if result["summary"].get("check_passed") is False:
-        sys.exit(1)  # mp.spawn raises in the parent
-
-
 def main(argv=None) -> int:
     args = add_arguments(argparse.ArgumentParser(
         description=__doc__.split("\n\n")[0],
@@ -374,21 +339,13 @@ def main(argv=None) -> int:
     if args.build:
         build(args)
         return 0
-    if "RANK" in os.environ:  # under torchrun: this process is one rank
-        result = run_full_graph(args)
-        dist.destroy_process_group()
-    else:
-        import torch.multiprocessing as mp
+    from hector.distributed import data_parallel
 
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
-        try:
-            mp.spawn(_spawned, args=(args.nproc, port, args), nprocs=args.nproc, join=True)
-        except mp.ProcessExitedException as err:
-            print(f"distributed_full_graph: {err}", file=sys.stderr)
-            return 1
-        return 0
+    os.environ.setdefault("NCCL_NVLS_ENABLE", "0")  # the GPU machines' rule (KINDS.md)
+    # Every rank gathers the same summary; launch returns rank 0's.
+    result = data_parallel.launch(
+        run_full_graph, nproc=None if data_parallel.under_torchrun() else args.nproc,
+        args=(args,), device=args.device, timeout_s=args.timeout_s)
     return 1 if result["summary"].get("check_passed") is False else 0
 
 

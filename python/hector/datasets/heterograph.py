@@ -91,6 +91,14 @@ class HeteroGraph:
                 )
         return self
 
+    def metadata(self):
+        """PyG-style metadata, (node type names, [(source, relation,
+        destination)]), with node types named t<i> and edge types r<j>: what
+        HGTConv and HeteroData-style dicts of this graph take."""
+        names = [f"t{t}" for t in range(self.num_node_types)]
+        return names, [(names[s], f"r{r}", names[d])
+                       for r, (s, d) in enumerate(np.asarray(self.edge_type_endpoints).tolist())]
+
     # -------------------------------------------------------------- statistics
     def stats(self) -> Dict[str, Any]:
         """Summary numbers: sizes, entity compaction ratio and degree skew."""
