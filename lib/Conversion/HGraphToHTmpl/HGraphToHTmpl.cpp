@@ -967,16 +967,19 @@ LogicalResult FunctionLowering::lowerTypedLinear(hg::TypedLinearOp op) {
 /// pair GEMM that produces `z` computes it once per pair (row_dot) from the
 /// accumulators it holds anyway, and the dot gets compact rows [P, 1] that
 /// its consumers read through compact_map like `z` itself. Otherwise the
-/// score traversal gathers a whole `z` row per edge for one number. One dot
-/// per GEMM (one epilogue); any other dot stays row-wise.
+/// score traversal gathers a whole `z` row per edge for one number per
+/// head. With H heads the dot is one per head's block of columns and the
+/// rows [P, H]. One dot per GEMM (one epilogue); any other dot stays
+/// row-wise.
 void FunctionLowering::fuseRowDot(hg::TypedLinearOp op, ht::GemmOp product) {
   Value result = op.getResult();
   auto rowType = cast<hg::FeatureType>(result.getType());
-  if (rowType.getHeads() != 1)
-    return;
   for (Operation *user : op->getUsers()) {
     auto dot = dyn_cast<hg::DotOp>(user);
     if (!dot || values.edges.count(dot.getResult()))
+      continue;
+    auto dotType = cast<hg::FeatureType>(dot.getResult().getType());
+    if (dotType.getWidth() != rowType.getHeads())
       continue;
     Value other = dot.getLhs() == result ? dot.getRhs() : dot.getLhs();
     auto vector = other.getDefiningOp<hg::TypedVectorOp>();

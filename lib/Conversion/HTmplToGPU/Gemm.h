@@ -73,14 +73,31 @@ struct RowEpilogue {
   /// Sums `share` over the `lanes` consecutive lanes that hold row `row`
   /// (a power of two up to 32, aligned to it) with xor shuffles, and the
   /// first of them (`leader`; null when lanes is 1) adds the sum to
-  /// s[row] atomically when the row is in the piece and `active` (null:
-  /// always) holds. Every lane of the warp must reach it. Atomics, and s
-  /// cleared before the launch, because the threads, warps or blocks that
-  /// hold one row's columns may be several (column tiles narrower than N,
-  /// tensor-core warp grids).
+  /// s[row, head] (head null: 0) atomically when the row is in the piece
+  /// and `active` (null: always) holds. Every lane of the warp must reach
+  /// it. Atomics, and s cleared before the launch, because the threads,
+  /// warps or blocks that hold one row's columns may be several (column
+  /// tiles narrower than N, tensor-core warp grids).
   void addRowDot(mlir::OpBuilder &b, mlir::Location loc, mlir::Value row,
                  mlir::Value share, int64_t lanes, mlir::Value leader,
-                 mlir::Value active) const;
+                 mlir::Value active, mlir::Value head = {}) const;
+
+  /// One run of consecutive columns of a row that a thread holds: its
+  /// accumulators and row-dot vector (scalars, or vectors of the run's
+  /// length) and the block column of its first element.
+  struct RowDotRun {
+    mlir::Value value, vector, col;
+  };
+  /// Adds row `row`'s dot (one per head) from the thread's runs of `run`
+  /// columns each; `lanes` consecutive lanes (laneInRow their index among
+  /// the row's lanes) hold consecutive runs. With one head the thread sums
+  /// its runs and the lanes reduce once; with H heads a group of lanes
+  /// reduces together only while its columns stay inside one head, so the
+  /// group shrinks to fit the head width (a run that straddles two heads
+  /// is split into elements, each thread adding its own).
+  void addRowDots(mlir::OpBuilder &b, mlir::Location loc, mlir::Value row,
+                  llvm::ArrayRef<RowDotRun> runs, int64_t run, int64_t lanes,
+                  mlir::Value laneInRow, mlir::Value active) const;
 
   /// The output column of the block's column `col`.
   mlir::Value outColumn(mlir::OpBuilder &b, mlir::Location loc,

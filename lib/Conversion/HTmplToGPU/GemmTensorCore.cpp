@@ -205,27 +205,25 @@ public:
     // the 4 lanes t of a group hold the tile's 8 columns, the warp's tiles
     // along n its other columns (summed in the thread), and the warps of a
     // grid row the block's others (added atomically).
-    SmallVector<Value> a;
+    SmallVector<Value> cols, a;
     for (int64_t j = 0; j < tiling.tilesN; ++j) {
       Value col = arith::AddIOp::create(b, loc, firstCol, index(j * kMmaN));
+      cols.push_back(col);
       a.push_back(epilogue.rowDotVector(b, loc, col,
                                         epilogue.outColumn(b, loc, col), 2));
     }
-    Value leader = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                         inGroup, index(0));
-    Type f32 = b.getF32Type();
     for (int64_t i = 0; i < tiling.tilesM; ++i)
       for (int64_t half = 0; half < 2; ++half) {
         Value row = arith::AddIOp::create(b, loc, firstRow,
                                           index(i * kMmaM + half * 8));
-        Value share = arith::ConstantOp::create(b, loc, b.getZeroAttr(f32));
-        for (int64_t j = 0; j < tiling.tilesN; ++j) {
-          Value pair = vector::ExtractOp::create(
-              b, loc, acc[i * tiling.tilesN + j], ArrayRef<int64_t>{half});
-          share = arith::AddFOp::create(
-              b, loc, share, RowEpilogue::rowDotShare(b, loc, pair, a[j]));
-        }
-        epilogue.addRowDot(b, loc, row, share, 4, leader, active);
+        SmallVector<RowEpilogue::RowDotRun> runs;
+        for (int64_t j = 0; j < tiling.tilesN; ++j)
+          runs.push_back({vector::ExtractOp::create(
+                              b, loc, acc[i * tiling.tilesN + j],
+                              ArrayRef<int64_t>{half}),
+                          a[j], cols[j]});
+        epilogue.addRowDots(b, loc, row, runs, /*run=*/2, /*lanes=*/4,
+                            inGroup, active);
       }
   }
 

@@ -603,27 +603,24 @@ void lowerRowGemm(OpBuilder &b, GemmOp op, const Schedule &s) {
           return;
         // Row dot: the threadsN consecutive threads of a row hold its
         // columns threadCol + j * threadsN.
-        int64_t lanes = rowDotLanes(s.threadsN);
-        Value leader = rowDotLeader(b, loc, k.threadCol, lanes);
-        SmallVector<Value> a;
+        SmallVector<Value> cols, a;
         for (int64_t j = 0; j < s.cn; ++j) {
           Value col = arith::AddIOp::create(
               b, loc, colBase,
               arith::AddIOp::create(b, loc, k.threadCol,
                                     constIndex(b, loc, j * s.threadsN)));
+          cols.push_back(col);
           a.push_back(
               piece.rowDotVector(b, loc, col, piece.outColumn(b, loc, col), 1));
         }
         for (int64_t i = 0; i < s.cm; ++i) {
           Value row =
               arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
-          Value share = zeroOf(b, loc, element);
+          SmallVector<RowEpilogue::RowDotRun> runs;
           for (int64_t j = 0; j < s.cn; ++j)
-            share = arith::AddFOp::create(
-                b, loc, share,
-                RowEpilogue::rowDotShare(b, loc, kLoop.getResult(i * s.cn + j),
-                                         a[j]));
-          piece.addRowDot(b, loc, row, share, lanes, leader, active);
+            runs.push_back({kLoop.getResult(i * s.cn + j), a[j], cols[j]});
+          piece.addRowDots(b, loc, row, runs, /*run=*/1,
+                           rowDotLanes(s.threadsN), k.threadCol, active);
         }
       });
 }
@@ -976,15 +973,12 @@ public:
     if (!epilogue.hasRowDot())
       return;
     // Row dot: the threadsN consecutive threads of a row hold its columns.
-    int64_t lanes = rowDotLanes(s.threadsN);
-    Value leader = rowDotLeader(b, loc, threadCol, lanes);
     Value a = epilogue.rowDotVector(b, loc, col, outCol, kVector);
     for (int64_t i = 0; i < s.cm; ++i) {
       Value row =
           arith::AddIOp::create(b, loc, firstRow, constIndex(b, loc, i));
-      epilogue.addRowDot(b, loc, row,
-                         RowEpilogue::rowDotShare(b, loc, acc[i], a), lanes,
-                         leader, active);
+      epilogue.addRowDots(b, loc, row, {{acc[i], a, col}}, kVector,
+                          rowDotLanes(s.threadsN), threadCol, active);
     }
   }
 
@@ -1248,7 +1242,8 @@ Value RowEpilogue::rowDotShare(OpBuilder &b, Location loc, Value value,
 }
 
 void RowEpilogue::addRowDot(OpBuilder &b, Location loc, Value row, Value share,
-                            int64_t lanes, Value leader, Value active) const {
+                            int64_t lanes, Value leader, Value active,
+                            Value head) const {
   for (int32_t offset = lanes / 2; offset >= 1; offset /= 2) {
     Value other = mlir::gpu::ShuffleOp::create(b, loc, share, offset, kWarpSize,
                                                mlir::gpu::ShuffleMode::XOR)
@@ -1268,7 +1263,57 @@ void RowEpilogue::addRowDot(OpBuilder &b, Location loc, Value row, Value share,
   b.setInsertionPointToStart(ifOp.thenBlock());
   memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, share,
                               GemmOp(op).getRowDotInto(),
-                              ValueRange{row, constIndex(b, loc, 0)});
+                              ValueRange{row, head ? head : constIndex(b, loc, 0)});
+}
+
+void RowEpilogue::addRowDots(OpBuilder &b, Location loc, Value row,
+                             ArrayRef<RowDotRun> runs, int64_t run,
+                             int64_t lanes, Value laneInRow,
+                             Value active) const {
+  auto into = cast<MemRefType>(GemmOp(op).getRowDotInto().getType());
+  int64_t heads = into.getDimSize(1);
+  if (heads == 1) {
+    Value share = zeroOf(b, loc, into.getElementType());
+    for (const RowDotRun &r : runs)
+      share = arith::AddFOp::create(b, loc, share,
+                                    rowDotShare(b, loc, r.value, r.vector));
+    addRowDot(b, loc, row, share, lanes,
+              rowDotLeader(b, loc, laneInRow, lanes), active);
+    return;
+  }
+  // The verifier makes N static and a multiple of the heads.
+  int64_t headWidth =
+      cast<MemRefType>(GemmOp(op).getOut().getType()).getDimSize(1) / heads;
+  auto addAt = [&](Value share, Value col, int64_t groupLanes, Value leader) {
+    // Columns past N hold zeros, but would name a head past the last.
+    Value inside = lessThan(b, loc, col, nSize);
+    Value head = arith::DivUIOp::create(b, loc, outColumn(b, loc, col),
+                                        constIndex(b, loc, headWidth));
+    addRowDot(b, loc, row, share, groupLanes, leader,
+              active ? arith::AndIOp::create(b, loc, active, inside) : inside,
+              head);
+  };
+  if (headWidth % run != 0) {
+    for (const RowDotRun &r : runs)
+      for (int64_t e = 0; e < run; ++e) {
+        Value value = r.value, vector = r.vector;
+        if (run > 1) {
+          value = vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{e});
+          vector =
+              vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{e});
+        }
+        addAt(rowDotShare(b, loc, value, vector),
+              arith::AddIOp::create(b, loc, r.col, constIndex(b, loc, e)), 1,
+              Value());
+      }
+    return;
+  }
+  int64_t groupLanes = lanes;
+  while (groupLanes > 1 && headWidth % (groupLanes * run) != 0)
+    groupLanes /= 2;
+  Value leader = rowDotLeader(b, loc, laneInRow, groupLanes);
+  for (const RowDotRun &r : runs)
+    addAt(rowDotShare(b, loc, r.value, r.vector), r.col, groupLanes, leader);
 }
 
 Value RowEpilogue::outColumn(OpBuilder &b, Location loc, Value col) const {

@@ -102,16 +102,27 @@ void hector::templates::emitRowDotLoops(OpBuilder &b, htmpl::GemmOp op) {
   Value o = outRows ? loadIndex(b, loc, outRows, i) : i;
   Value zero = arith::ConstantOp::create(
       b, loc, cast<TypedAttr>(b.getZeroAttr(element)));
-  auto dot = scf::ForOp::create(
-      b, loc, c0, width, c1, ValueRange{zero},
-      [&](OpBuilder &b, Location loc, Value n, ValueRange acc) {
-        Value x = memref::LoadOp::create(b, loc, out, ValueRange{o, n});
-        Value y = memref::LoadOp::create(b, loc, vector, ValueRange{t, n});
-        Value sum = arith::AddFOp::create(b, loc, acc[0],
-                                          arith::MulFOp::create(b, loc, x, y));
-        scf::YieldOp::create(b, loc, sum);
-      });
-  memref::StoreOp::create(b, loc, dot.getResult(0), into, ValueRange{i, c0});
+  // One dot per head: head h covers columns [h·N/H, (h+1)·N/H) (the
+  // verifier makes H static and, above 1, a divisor of a static N).
+  int64_t heads = cast<MemRefType>(into.getType()).getDimSize(1);
+  int64_t headWidth =
+      heads == 1 ? 0 : cast<MemRefType>(out.getType()).getDimSize(1) / heads;
+  for (int64_t h = 0; h < heads; ++h) {
+    Value first = heads == 1 ? c0 : constIndex(b, loc, h * headWidth);
+    Value last =
+        heads == 1 ? width : constIndex(b, loc, (h + 1) * headWidth);
+    auto dot = scf::ForOp::create(
+        b, loc, first, last, c1, ValueRange{zero},
+        [&](OpBuilder &b, Location loc, Value n, ValueRange acc) {
+          Value x = memref::LoadOp::create(b, loc, out, ValueRange{o, n});
+          Value y = memref::LoadOp::create(b, loc, vector, ValueRange{t, n});
+          Value sum = arith::AddFOp::create(
+              b, loc, acc[0], arith::MulFOp::create(b, loc, x, y));
+          scf::YieldOp::create(b, loc, sum);
+        });
+    memref::StoreOp::create(b, loc, dot.getResult(0), into,
+                            ValueRange{i, constIndex(b, loc, h)});
+  }
 }
 
 SmallVector<Value> hector::templates::bodyArguments(

@@ -56,12 +56,12 @@ hgraph.func @score_returned(%g: !hgraph.graph, %h: !hgraph.node<16xf32> {hgraph.
 
 // -----
 
-// Not fused: several heads (a dot per head), a dot with a row that is not a
-// typed vector, and a z stored per edge.
+// Several heads: one dot per head's block of columns, [P, heads] rows.
 
 // CHECK-LABEL: func.func @heads
-// CHECK-NOT: row_dot
-// CHECK: return
+// CHECK: %[[S:.*]] = memref.alloc(%{{.*}}) : memref<?x2xf32>
+// CHECK: htmpl.gemm {{.*}} row_dot(%{{.*}} : memref<?x64xf32>) into(%[[S]] : memref<?x2xf32>)
+// CHECK: htmpl.traversal edges coo({{.*}}) compact_map({{.*}}) ins(%[[S]] : memref<?x2xf32> as compact) outs(%{{.*}} : memref<?x2xf32> as edge)
 hgraph.func @heads(%g: !hgraph.graph, %h: !hgraph.node<64xf32> {hgraph.name = "h"},
                    %W: !hgraph.weight<edge, 64x64xf32> {hgraph.name = "W"},
                    %a: !hgraph.weight<edge, 64xf32> {hgraph.name = "a"}) -> !hgraph.edge<2xf32, heads = 2> {
@@ -72,6 +72,9 @@ hgraph.func @heads(%g: !hgraph.graph, %h: !hgraph.node<64xf32> {hgraph.name = "h
 }
 
 // -----
+
+// Not fused: a dot with a row that is not a typed vector, and a z stored
+// per edge.
 
 // CHECK-LABEL: func.func @not_a_typed_vector
 // CHECK-NOT: row_dot

@@ -29,3 +29,17 @@ func.func @row_dot_single(%h: memref<?x64xf32>, %W: memref<32x64xf32>,
              {transpose_rhs, tile = array<i64: 32, 32, 8>}
   return
 }
+
+// Several heads: one dot per head's block of columns.
+// CHECK-LABEL: func.func @row_dot_heads
+// CHECK: row_dot(%{{.*}} : memref<?x64xf32>) into(%{{.*}} : memref<?x4xf32>)
+func.func @row_dot_heads(%h: memref<?x64xf32>, %src: memref<?xi32>,
+                         %W: memref<?x64x64xf32>, %z: memref<?x64xf32>,
+                         %seg: memref<?xi32>, %a: memref<?x64xf32>,
+                         %s: memref<?x4xf32>) {
+  htmpl.gemm lhs(%h : memref<?x64xf32>[%src : memref<?xi32>])
+             rhs(%W : memref<?x64x64xf32>) out(%z : memref<?x64xf32>)
+             segments(%seg : memref<?xi32>)
+             row_dot(%a : memref<?x64xf32>) into(%s : memref<?x4xf32>)
+  return
+}

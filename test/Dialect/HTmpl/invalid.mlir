@@ -461,15 +461,31 @@ func.func @row_dot_no_row(%a: memref<?x8xf32>, %w: memref<8x4xf32>, %o: memref<?
 // -----
 
 func.func @row_dot_into_rank(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf32>, %s: memref<?xf32>) {
-  // expected-error @+1 {{row_dot result must be [rows, 1], got rank 1}}
+  // expected-error @+1 {{row_dot result must be [rows, heads], got rank 1}}
   htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x4xf32>) into(%s : memref<?xf32>)
   return
 }
 
 // -----
 
-func.func @row_dot_into_width(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf32>, %s: memref<?x2xf32>) {
-  // expected-error @+1 {{row_dot result width is 2, expected 1}}
-  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x4xf32>) into(%s : memref<?x2xf32>)
+func.func @row_dot_heads_not_dividing(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf32>, %s: memref<?x3xf32>) {
+  // expected-error @+1 {{row_dot over 3 heads needs a static output width divisible by it}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x4xf32>) into(%s : memref<?x3xf32>)
+  return
+}
+
+// -----
+
+func.func @row_dot_heads_dynamic_width(%a: memref<?x8xf32>, %w: memref<?x8x?xf32>, %o: memref<?x?xf32>, %seg: memref<?xi32>, %v: memref<?x?xf32>, %s: memref<?x2xf32>) {
+  // expected-error @+1 {{row_dot over 2 heads needs a static output width divisible by it}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x?xf32>) out(%o : memref<?x?xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x?xf32>) into(%s : memref<?x2xf32>)
+  return
+}
+
+// -----
+
+func.func @row_dot_heads_unknown(%a: memref<?x8xf32>, %w: memref<?x8x4xf32>, %o: memref<?x4xf32>, %seg: memref<?xi32>, %v: memref<?x4xf32>, %s: memref<?x?xf32>) {
+  // expected-error @+1 {{row_dot result needs a static number of heads (columns), at least 1}}
+  htmpl.gemm lhs(%a : memref<?x8xf32>) rhs(%w : memref<?x8x4xf32>) out(%o : memref<?x4xf32>) segments(%seg : memref<?xi32>) row_dot(%v : memref<?x4xf32>) into(%s : memref<?x?xf32>)
   return
 }

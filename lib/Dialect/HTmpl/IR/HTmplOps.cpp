@@ -42,9 +42,10 @@ bool GemmOp::isPerHead() {
   return weight.getRank() == base + 1;
 }
 
-/// The row-dot epilogue: `row_dot(a [T or 1, N]) into(s [rows, 1])`, on a
+/// The row-dot epilogue: `row_dot(a [T or 1, N]) into(s [rows, H])`, on a
 /// row-mode GEMM whose computed row is what `out` receives (no accumulate,
-/// atomic or row scale) and whose weight is not per head.
+/// atomic or row scale) and whose weight is not per head; with H > 1 each
+/// of the H equal column blocks of a static N gets its own dot.
 LogicalResult GemmOp::verifyRowDot(std::optional<int64_t> fullN, Type element) {
   Value vector = getRowDot(), into = getRowDotInto();
   if (!vector && !into)
@@ -78,11 +79,15 @@ LogicalResult GemmOp::verifyRowDot(std::optional<int64_t> fullN, Type element) {
       return emitOpError("row_dot vector without segments needs a row");
   }
   if (intoType.getRank() != 2)
-    return emitOpError("row_dot result must be [rows, 1], got rank ")
+    return emitOpError("row_dot result must be [rows, heads], got rank ")
            << intoType.getRank();
-  if (failed(
-          checkDim(*this, staticDim(intoType, 1), 1, "row_dot result width")))
-    return failure();
+  std::optional<int64_t> heads = staticDim(intoType, 1);
+  if (!heads || *heads < 1)
+    return emitOpError("row_dot result needs a static number of heads "
+                       "(columns), at least 1");
+  if (*heads > 1 && (!fullN || *fullN % *heads != 0))
+    return emitOpError("row_dot over ")
+           << *heads << " heads needs a static output width divisible by it";
   return success();
 }
 

@@ -42,15 +42,18 @@ def HTmpl_GemmOp : HTmpl_Op<"gemm", [AttrSizedOperandSegments]> {
     with `r(i) = rhs_rows[i]` or `i`; `out` has the weight's shape.
 
     **Row-dot epilogue** (`row_dot(%a) into(%s)`, row mode only): with
-    `a` `[T, N]` (`[1, N]` without segments, row 0 used) and `s` `[M, 1]`,
+    `a` `[T, N]` (`[1, N]` without segments, row 0 used) and `s` `[M, H]`
+    (`H` heads of `N / H` columns each; `H > 1` needs a static `N` that `H`
+    divides),
     ```
-    s[i, 0] = Σ_n out[o(i), n] · a[t(i), n]
+    s[i, h] = Σ_{n in [h·N/H, (h+1)·N/H)} out[o(i), n] · a[t(i), n]
     ```
     for every instance row `i` that belongs to a segment (the others are
     left unspecified), where `out[o(i), :]` is the row the instance just
     computed, from the same fp32 accumulators it stores. It fuses a dot of
     the product with a per-type vector (RGAT's source score `a_r · z`) into
-    the GEMM that produces `z`, so no later pass reads `z` for it. Because
+    the GEMM that produces `z` (one dot per head with several heads), so no
+    later pass reads `z` for it. Because
     `s` must be the dot of the computed row alone, the epilogue takes no
     `accumulate`, `atomic` or `row_scale`, and no per-head weights.
 
