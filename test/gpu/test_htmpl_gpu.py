@@ -121,27 +121,38 @@ func.func @wgrad_heads_${H}_${KH}_${NH}(%lhs: memref<?x${K}xf32>, %rhs: memref<?
 # knobs cover a row held by 16 lanes of one warp (the default tile), by two
 # column tiles (N = 128 over tn = 64: partial sums from two blocks), by two
 # whole warps (tn = 256, 64 threads a row), by groups of 4 lanes (12 threads
-# a row) and the general kernel (K, N not multiples of 4).
+# a row) and the general kernel (K, N not multiples of 4). With H heads
+# (the last field) s is [M, H], one dot per block of N / H columns: heads a
+# lane group spans exactly (16 columns), heads narrower than a vector
+# kernel lane's 4 columns (2: each column its own share), heads of 12 and
+# of 16 of three, over two column tiles, two warps and the general kernel.
 GEMM_ROW_DOT = """
 func.func @gemm_row_dot_${NAME}(%lhs: memref<?x${K}xf32>, %rows: memref<?xi32>,
     %rhs: memref<?x${K}x${N}xf32>, %out: memref<?x${N}xf32>, %seg: memref<?xi32>,
-    %a: memref<?x${N}xf32>, %s: memref<?x1xf32>) attributes {hector.entry} {
+    %a: memref<?x${N}xf32>, %s: memref<?x${H}xf32>) attributes {hector.entry} {
   htmpl.gemm lhs(%lhs : memref<?x${K}xf32>[%rows : memref<?xi32>])
              rhs(%rhs : memref<?x${K}x${N}xf32>) out(%out : memref<?x${N}xf32>)
              segments(%seg : memref<?xi32>)
-             row_dot(%a : memref<?x${N}xf32>) into(%s : memref<?x1xf32>) ${ATTRS}
+             row_dot(%a : memref<?x${N}xf32>) into(%s : memref<?x${H}xf32>) ${ATTRS}
   return
 }
 """
 
 ROW_DOT_CASES = {
-    "64_64": (64, 64, ""),
-    "128_64": (128, 64, ""),
-    "64_128": (64, 128, ""),
-    "33_33": (33, 33, ""),
-    "16_16": (16, 16, ""),
-    "warps": (32, 256, "{tile = array<i64: 8, 256, 8>, coarsen = 4, launch_bounds = 256}"),
-    "quads": (32, 48, "{tile = array<i64: 16, 48, 8>, coarsen = 4, launch_bounds = 192}"),
+    "64_64": (64, 64, "", 1),
+    "128_64": (128, 64, "", 1),
+    "64_128": (64, 128, "", 1),
+    "33_33": (33, 33, "", 1),
+    "16_16": (16, 16, "", 1),
+    "warps": (32, 256, "{tile = array<i64: 8, 256, 8>, coarsen = 4, launch_bounds = 256}", 1),
+    "quads": (32, 48, "{tile = array<i64: 16, 48, 8>, coarsen = 4, launch_bounds = 192}", 1),
+    "64_64_h4": (64, 64, "", 4),
+    "64_64_h32": (64, 64, "", 32),
+    "64_48_h3": (64, 48, "", 3),
+    "64_128_h4": (64, 128, "", 4),
+    "33_32_h2": (33, 32, "", 2),
+    "warps_h8": (32, 256, "{tile = array<i64: 8, 256, 8>, coarsen = 4, launch_bounds = 256}", 8),
+    "quads_h4": (32, 48, "{tile = array<i64: 16, 48, 8>, coarsen = 4, launch_bounds = 192}", 4),
 }
 
 # A single transposed weight, rows scattered: s is per instance row.
@@ -520,9 +531,9 @@ def gemm_module_source() -> str:
         parts.append(string.Template(GEMM_HEADS).substitute(
             H=h, KH=kh, NH=nh, K=h * kh, N=h * nh))
     parts.append(GEMM_KNOBS)
-    for name, (k, n, attrs) in ROW_DOT_CASES.items():
+    for name, (k, n, attrs, heads) in ROW_DOT_CASES.items():
         parts.append(string.Template(GEMM_ROW_DOT).substitute(
-            NAME=name, K=k, N=n, ATTRS=attrs))
+            NAME=name, K=k, N=n, ATTRS=attrs, H=heads))
     parts.append(GEMM_ROW_DOT_SCATTER)
     for name, attrs in BENCH_GEMMS.items():
         parts.append(string.Template(BENCH_GEMM).substitute(NAME=name, ATTRS=attrs))
@@ -762,7 +773,7 @@ if __name__ != "__main__":
     @pytest.mark.parametrize("name", ROW_DOT_CASES)
     @pytest.mark.parametrize("counts", SEGMENT_COUNTS)
     def test_gemm_row_dot(gemm_lib, name, counts):
-        k, n, _ = ROW_DOT_CASES[name]
+        k, n, _, heads = ROW_DOT_CASES[name]
         seg, types = segments(counts)
         m, t, n_lhs = len(types), len(counts), 257
         lhs = rand(n_lhs, k, seed=40)
@@ -770,11 +781,11 @@ if __name__ != "__main__":
         a = rand(max(t, 1), n, seed=42)
         rows = ints(n_lhs, m, seed=43)
         out = torch.full((m, n), float("nan"), device=DEV)
-        s = torch.full((m, 1), float("nan"), device=DEV)
+        s = torch.full((m, heads), float("nan"), device=DEV)
         gemm_lib[f"gemm_row_dot_{name}"](lhs, rows, rhs, out, seg, a, s)
         ref = torch.einsum("mk,mkn->mn", lhs[rows.long()].to(F64), rhs[types].to(F64))
         close(out, ref, **gemm_lib.tol(k))
-        ref_s = (ref * a[types].to(F64)).sum(1, keepdim=True)
+        ref_s = (ref * a[types].to(F64)).reshape(m, heads, n // heads).sum(2)
         close(s, ref_s, **gemm_lib.tol(k * n, rtol=1e-4, atol=1e-3))
 
     @pytest.mark.parametrize("m", [0, 1, 300])
