@@ -186,6 +186,18 @@ void pinned_free(void* p) {
   if (scope.status() == HECTOR_OK) scope.cu()->cuMemFreeHost(p);
 }
 
+bool pin_range(void* p, uint64_t bytes) {
+  if (!driver_loaded()) return false;  // no driver: nothing to pin for
+  DeviceScope scope(launch_device());
+  if (scope.status() != HECTOR_OK) return false;
+  return scope.cu()->cuMemHostRegister(p, bytes, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS;
+}
+
+void unpin_range(void* p) {
+  DeviceScope scope(launch_device());
+  if (scope.status() == HECTOR_OK) scope.cu()->cuMemHostUnregister(p);
+}
+
 namespace {
 
 // One copy stream per device, made on first use and kept: copies there run

@@ -57,6 +57,12 @@ int device_free(void* p, int device);
 void* pinned_alloc(uint64_t bytes);
 void pinned_free(void* p);
 
+// Pins [p, p + bytes) of host memory the caller mapped (the tensor cache's
+// host pool; portable, where a CUDA driver is loaded). False when there is
+// no driver or it fails: the memory stays pageable, nothing is recorded.
+bool pin_range(void* p, uint64_t bytes);
+void unpin_range(void* p);
+
 // The process's pinned staging buffer, held by one thread at a time for a
 // whole copy and put (or get and copy); grown when a value needs more.
 class Staging {
