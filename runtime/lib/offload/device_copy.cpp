@@ -109,11 +109,6 @@ bool driver_loaded() {
   return true;
 }
 
-std::mutex g_staging_mutex;
-void* g_staging = nullptr;  // pinned, portable; kept for the process
-uint64_t g_staging_bytes = 0;
-constexpr uint64_t kStagingGrain = 2ull << 20;
-
 }  // namespace
 
 bool is_device_memory(const void* p) {
@@ -270,27 +265,6 @@ bool wait_copy(CUevent done) {
                         "offload: waiting for a prefetch (cuEventSynchronize)");
   scope->x()->cuEventDestroy(done);
   return ok;
-}
-
-Staging::Staging() : lock_(g_staging_mutex) {}
-
-void* Staging::reserve(uint64_t bytes) {
-  if (bytes <= g_staging_bytes) return g_staging;
-  std::optional<DeviceScope> scope;
-  if (!enter(scope)) return nullptr;
-  const Driver* cu = scope->cu();
-  if (g_staging) cu->cuMemFreeHost(g_staging);  // idle: we hold the lock
-  g_staging = nullptr;
-  g_staging_bytes = 0;
-  uint64_t size = (bytes + kStagingGrain - 1) / kStagingGrain * kStagingGrain;
-  void* p = nullptr;
-  // Portable: pinned for every context, so one buffer serves all devices.
-  if (!check(cu, cu->cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE),
-             "offload: the pinned staging buffer (cuMemHostAlloc)"))
-    return nullptr;
-  g_staging = p;
-  g_staging_bytes = size;
-  return p;
 }
 
 }  // namespace offload

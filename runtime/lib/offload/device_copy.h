@@ -63,18 +63,6 @@ void pinned_free(void* p);
 bool pin_range(void* p, uint64_t bytes);
 void unpin_range(void* p);
 
-// The process's pinned staging buffer, held by one thread at a time for a
-// whole copy and put (or get and copy); grown when a value needs more.
-class Staging {
- public:
-  Staging();
-  // A pinned buffer of at least `bytes`, or null with the failure recorded.
-  void* reserve(uint64_t bytes);
-
- private:
-  std::lock_guard<std::mutex> lock_;
-};
-
 }  // namespace offload
 }  // namespace hector
 

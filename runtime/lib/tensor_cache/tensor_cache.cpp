@@ -142,17 +142,18 @@ struct hector_tensor_cache {
 
   // --- with `mu` held -------------------------------------------------
   // A block of at least `bytes` (a multiple of kIoAlign) in *size, or null.
-  char* take_block(uint64_t bytes, uint64_t* size) {
+  // `for_put`: counted in the pool's statistics of puts.
+  char* take_block(uint64_t bytes, uint64_t* size, bool for_put = true) {
     if (host_pool.started()) {
       // A put never waits for the pool: waiting would stall the caller (the
       // thread that launches the step's kernels) for as long as a chunk's
       // pinning takes, where pageable memory costs only slower copies.
       *size = bytes;
       if (char* block = host_pool.allocate(bytes)) {
-        ++puts_pooled;
+        puts_pooled += for_put;
         return block;
       }
-      ++(host_pool.stats().making ? puts_unready : puts_no_room);
+      (host_pool.stats().making ? puts_unready : puts_no_room) += for_put;
       return static_cast<char*>(std::aligned_alloc(kIoAlign, bytes));
     }
     auto it = pool.lower_bound(bytes);
@@ -480,15 +481,11 @@ namespace {
 // One get, in two halves, so that several can be in flight: begin_read
 // (under the lock) checks the key and queues the chunks of a value on disk
 // on the I/O threads; finish_read (without it) copies a value in host memory,
-// or waits for its chunks, and verifies its checksum. Into `out`, or with
-// `copy_out` handed to it from the host copy (a value on disk is read into
-// `out`, the staging buffer, first).
+// or waits for its chunks, and verifies its checksum.
 struct PendingRead {
   uint64_t key = 0;
   char* out = nullptr;
   uint64_t bytes = 0;
-  CacheCopy copy_out = nullptr;
-  void* context = nullptr;
 
   EntryPtr entry;      // pinned (a reader) between the halves
   bool from_disk = false;
@@ -560,35 +557,15 @@ void finish_read(hector_tensor_cache* cache, PendingRead& r) {
   uint64_t bytes = r.bytes;
   bool checksum = cache->config.flags & HECTOR_CACHE_CHECKSUM;
   int err = 0;
-  const void* source = r.out;  // where the value is on the host once read
   std::unique_lock<std::mutex> lock(cache->mu, std::defer_lock);
   if (!r.from_disk) {
-    if (r.copy_out) source = e.host;
-    else if (bytes) std::memcpy(r.out, e.host, bytes);
-    bool corrupt = checksum && r.copy_out && hash_bytes(source, bytes) != e.hash;
-    bool copied =
-        !corrupt && (!r.copy_out || !bytes || r.copy_out(r.context, e.host, 0, bytes));
+    if (bytes) std::memcpy(r.out, e.host, bytes);  // pinned by `readers`
     lock.lock();
-    if (corrupt || !copied) {
-      --e.readers;
-      cache->reclaim(e);
-      if (corrupt) {
-        ++cache->stats.checksum_failures;
-        r.failed(HECTOR_ERROR_IO,
-                 "hector_tensor_cache_get: key %llu read back does not match its checksum", key);
-      } else {
-        r.failed(HECTOR_ERROR_CUDA, "hector_tensor_cache_get: copying key %llu out: %s", key,
-                 last_error());
-      }
-      return;
-    }
-    if (r.copy_out) checksum = false;  // verified above
   } else {
     lock.lock();
     cache->done.wait(lock, [&] { return r.batch.left == 0; });
     err = r.batch.error;
   }
-  bool staged = source == r.out;  // the value is in `out` (read from disk, or copied)
   --e.readers;
   if (e.on_disk && !e.readers && !e.released) cache->free_host(e);
   cache->reclaim(e);
@@ -604,11 +581,7 @@ void finish_read(hector_tensor_cache* cache, PendingRead& r) {
     ++cache->stats.checksum_failures;
     r.failed(HECTOR_ERROR_IO,
              "hector_tensor_cache_get: key %llu read back does not match its checksum", key);
-    return;
   }
-  if (r.copy_out && staged && bytes && !r.copy_out(r.context, r.out, 0, bytes))
-    r.failed(HECTOR_ERROR_CUDA, "hector_tensor_cache_get: copying key %llu out: %s", key,
-             last_error());
 }
 
 int get_one(hector_tensor_cache* cache, PendingRead& r) {
@@ -630,18 +603,6 @@ extern "C" int hector_tensor_cache_get(hector_tensor_cache* cache, uint64_t key,
   r.key = key;
   r.out = static_cast<char*>(out);
   r.bytes = bytes;
-  return get_one(cache, r);
-}
-
-int hector::tensor_cache_get_to(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
-                                CacheCopy copy_out, void* context, void* staging) {
-  clear_error();
-  PendingRead r;
-  r.key = key;
-  r.out = static_cast<char*>(staging);
-  r.bytes = bytes;
-  r.copy_out = copy_out;
-  r.context = context;
   return get_one(cache, r);
 }
 
@@ -1027,4 +988,19 @@ void hector::tensor_cache_read_end(CacheRead* read) {
   std::lock_guard<std::mutex> lock(r->cache->mu);
   --r->entry->readers;
   r->cache->reclaim(*r->entry);
+}
+
+void* hector::tensor_cache_take_host(hector_tensor_cache* cache, uint64_t bytes, uint64_t* size) {
+  clear_error();
+  std::lock_guard<std::mutex> lock(cache->mu);
+  void* block = cache->take_block(align_up(bytes), size, /*for_put=*/false);
+  if (!block)
+    fail(HECTOR_ERROR_OUT_OF_MEMORY, "tensor cache: no host memory for a read of %llu bytes",
+         (unsigned long long)bytes);
+  return block;
+}
+
+void hector::tensor_cache_give_host(hector_tensor_cache* cache, void* block, uint64_t size) {
+  std::lock_guard<std::mutex> lock(cache->mu);
+  cache->give_block(static_cast<char*>(block), size);
 }
