@@ -434,6 +434,31 @@ def test_device_prefetches_from_disk_in_a_row(raw, cuda, tmp_path, pool):
             tc.offload_release(cache, slot)
 
 
+@pytest.mark.parametrize("tier", [HOST, DISK])
+def test_device_values_across_the_pinned_pools_chunks(raw, cuda, tmp_path, tier):
+    # The pool pins 1 MiB at a time: the driver refuses one copy across two
+    # registrations, so the runtime splits copies at the chunks' bounds.
+    torch = cuda
+    with TensorCache(64 * MIB, str(tmp_path), chunk_bytes=MIB, pinned=True) as cache, \
+            tc.bound(cache, 0):
+        cache.reserve_pool(chunk_bytes=MIB)
+        cache.pool_wait()
+        assert cache.pool_stats()["bytes_pinned"] == 64 * MIB
+        xs = [torch.randn(n, device="cuda") for n in (5, MIB // 4 + 1, 3 * MIB + 3, 2 * MIB)]
+        expect = [x.cpu() for x in xs]
+        for slot, x in enumerate(xs):
+            device_evict(raw, slot, x, tier)
+        torch.cuda.synchronize()
+        cache.flush()
+        for slot, e in enumerate(expect):
+            assert torch.equal(device_prefetch(raw, slot, xs[slot]).cpu(), e)
+        torch.cuda.synchronize()
+        assert status(raw) == (0, "")
+        assert cache.pool_stats()["puts_pooled"] == len(xs)
+        for slot in range(len(xs)):
+            tc.offload_release(cache, slot)
+
+
 def test_device_memory_falls_back_to_a_device_copy(raw, cuda):
     torch = cuda
     x = torch.randn(100_000, device="cuda")

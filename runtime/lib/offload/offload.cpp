@@ -109,7 +109,8 @@ int evict_async(hector_tensor_cache* cache, uint64_t key, void* data, uint64_t b
   g_counts.bytes[tier].fetch_add(bytes, std::memory_order_relaxed);
   if (!fill) return HECTOR_OK;  // stored already: one more reference
   CUevent done = nullptr;
-  if (!copy_async(host, data, bytes, AsyncCopy{&done, commit_filled, fill})) {
+  if (!copy_async(host, data, bytes,
+                  AsyncCopy{&done, commit_filled, fill, tensor_cache_pinned_piece(cache, host)})) {
     tensor_cache_commit(fill, false);
     return HECTOR_ERROR_CUDA;
   }
@@ -126,7 +127,8 @@ int prefetch_async(hector_tensor_cache* cache, uint64_t key, int64_t slot, void*
   int s = tensor_cache_read_begin(cache, key, bytes, &host, &read);
   if (s != HECTOR_OK) return s;
   CUevent done = nullptr;
-  if (!copy_async(data, host, bytes, AsyncCopy{&done, end_read, read})) {
+  if (!copy_async(data, host, bytes,
+                  AsyncCopy{&done, end_read, read, tensor_cache_pinned_piece(cache, host)})) {
     tensor_cache_read_end(read);
     return HECTOR_ERROR_CUDA;
   }
@@ -159,7 +161,8 @@ void finish_read(int64_t slot, PendingRead& p, bool report) {
   if (s != HECTOR_OK && report)
     record(s, "hector_offload_prefetch(slot %lld): %s", (long long)slot, last_error());
   else if (s == HECTOR_OK && p.staging && report)
-    device_copy(p.device, p.staging, p.bytes);  // records its failure
+    device_copy(p.device, p.staging, p.bytes,  // records its failure
+                tensor_cache_pinned_piece(p.cache, p.staging));
   if (p.staging) tensor_cache_give_host(p.cache, p.staging, p.staging_size);
 }
 

@@ -51,6 +51,12 @@ void tensor_cache_read_end(CacheRead* read);
 void* tensor_cache_take_host(hector_tensor_cache* cache, uint64_t bytes, uint64_t* size);
 void tensor_cache_give_host(hector_tensor_cache* cache, void* block, uint64_t size);
 
+// The pieces the cache's host memory at `host` is pinned in (its host pool
+// pins chunk by chunk): a device copy of it must not cross a multiple of
+// this address (the driver refuses a copy across two registrations). 0: one
+// piece.
+uint64_t tensor_cache_pinned_piece(hector_tensor_cache* cache, const void* host);
+
 }  // namespace hector
 
 #endif

@@ -36,18 +36,20 @@ HostPool::~HostPool() {
   if (!base_) return;
   if (unpin_)
     for (char* p : pinned_) unpin_(p);
-  munmap(base_, bytes_);
+  munmap(mapped_, bytes_ + chunk_);
 }
 
 int HostPool::start(uint64_t bytes, uint64_t chunk, PinFn pin, UnpinFn unpin, uint64_t delay_us,
                     std::string& why) {
-  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+  void* p = mmap(nullptr, bytes + chunk, PROT_READ | PROT_WRITE,
                  MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED) {
     why = "mapping the host pool";
     return errno;
   }
-  base_ = static_cast<char*>(p);
+  mapped_ = static_cast<char*>(p);
+  uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  base_ = mapped_ + ((at + chunk - 1) / chunk * chunk - at);
   bytes_ = bytes;
   chunk_ = chunk;
   pin_ = pin;

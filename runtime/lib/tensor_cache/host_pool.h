@@ -39,8 +39,8 @@ class HostPool {
   HostPool& operator=(const HostPool&) = delete;
   ~HostPool();  // stop(), then unpins and unmaps
 
-  // Maps `bytes` (a multiple of `chunk`, itself of 4 KiB) and starts the
-  // thread that makes it ready chunk by chunk with `pin` (null: fault the
+  // Maps `bytes` (a multiple of `chunk`, itself of 4 KiB), aligned to
+  // `chunk` (so chunks start at multiples of it), and starts the thread that makes it ready chunk by chunk with `pin` (null: fault the
   // pages in only). Each chunk takes at least `delay_us` longer (a test
   // hook for slow pinning; the wait ends early on stop()). Returns 0 or an
   // errno with `why` set.
@@ -59,6 +59,13 @@ class HostPool {
   // range per copy), or null.
   char* allocate(uint64_t bytes);
   bool owns(const char* p) const { return base_ && p >= base_ && p < base_ + bytes_; }
+  // The size of the pinned ranges p is in: a copy between device memory
+  // and pinned host memory must stay within one (the driver refuses one
+  // across two registrations), so it is split at the multiples of it. 0:
+  // not the pool's, or nothing pinned.
+  uint64_t pinned_piece(const void* p) const {
+    return pin_ && owns(static_cast<const char*>(p)) ? chunk_ : 0;
+  }
   void free(char* p, uint64_t bytes);
 
   Stats stats() const;
@@ -67,6 +74,7 @@ class HostPool {
   void run();
 
   char* base_ = nullptr;
+  char* mapped_ = nullptr;  // the mapping, `chunk_` larger to align base_
   uint64_t bytes_ = 0, chunk_ = 0, delay_us_ = 0;
   PinFn pin_ = nullptr;
   UnpinFn unpin_ = nullptr;

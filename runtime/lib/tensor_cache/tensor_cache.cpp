@@ -1004,3 +1004,8 @@ void hector::tensor_cache_give_host(hector_tensor_cache* cache, void* block, uin
   std::lock_guard<std::mutex> lock(cache->mu);
   cache->give_block(static_cast<char*>(block), size);
 }
+
+uint64_t hector::tensor_cache_pinned_piece(hector_tensor_cache* cache, const void* host) {
+  // No lock: the pool's region is fixed before any block is handed out.
+  return cache->host_pool.pinned_piece(host);
+}
