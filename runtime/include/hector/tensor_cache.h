@@ -175,10 +175,12 @@ typedef struct hector_tensor_cache_pool_stats {
   uint32_t reserved;
 } hector_tensor_cache_pool_stats;
 
-/* Starts making a host pool of `bytes` (0: the host capacity; at most the
- * host capacity, rounded up to `chunk_bytes`) in chunks of `chunk_bytes`
- * (0: 256 MiB; rounded up to 4 KiB) on a background thread, and returns at
- * once. One pool per cache: fails with INVALID_ARGUMENT if it has one.
+/* Starts making a host pool of `bytes` (0, or more than the host capacity:
+ * the host capacity; rounded to 4 KiB) in chunks of `chunk_bytes` (0: 256
+ * MiB; rounded up to 4 KiB) on a background thread, and returns at once.
+ * The pool is aligned to its chunks; a value that fits in one never crosses
+ * two, and device copies of larger ones are split at their bounds (the
+ * driver refuses one copy across two registrations). One pool per cache: fails with INVALID_ARGUMENT if it has one.
  * hector_tensor_cache_destroy stops the thread after the chunk it is making
  * (a chunk's pinning cannot be interrupted) and joins it. */
 HECTOR_API int hector_tensor_cache_reserve_pool(hector_tensor_cache* cache, uint64_t bytes,
