@@ -95,26 +95,26 @@ def test_the_pool_of_the_whole_capacity_starts_at_creation():
 
 @pytest.mark.parametrize("values_in_pool", [False, True])
 def test_closing_in_the_middle_of_the_reservation_joins_at_once(tmp_path, values_in_pool):
+    # 16 chunks of 4 MiB, each taking 30 s (or 1.5 s, when values should sit
+    # in the first one before closing): closing never waits for the rest.
     rng = np.random.default_rng(1)
     cache = TensorCache(64 * MIB, str(tmp_path), chunk_bytes=64 * KIB)
-    # The first chunk is ready at once when values should sit in it; each
-    # later one would take 30 s.
-    if values_in_pool:
-        cache.reserve_pool(chunk_bytes=4 * MIB)
-        cache.pool_wait()
-        cache.close()
-        cache = TensorCache(64 * MIB, str(tmp_path), chunk_bytes=64 * KIB)
-    cache._test_pin_delay(30_000_000)
+    cache._test_pin_delay(1_500_000 if values_in_pool else 30_000_000)
     cache.reserve_pool(chunk_bytes=4 * MIB)
-    data = random_values(rng, 6, 2 * MIB)
+    if values_in_pool:
+        while cache.pool_stats()["bytes_ready"] == 0:
+            time.sleep(0.05)
+    data = random_values(rng, 6, MIB)
     for key, v in enumerate(data):
         cache.put(key, v, tier="disk")  # writes in flight at close
     for key, v in enumerate(data[:3]):
         np.testing.assert_array_equal(cache.get(key, like=v), v)
-    assert cache.pool_stats()["making"] == 1
+    s = cache.pool_stats()
+    assert s["making"] == 1 and s["bytes_ready"] < s["bytes"]
+    assert (s["puts_pooled"] > 0) == values_in_pool
     start = time.monotonic()
     cache.close()
-    assert time.monotonic() - start < 5  # not the 30 s of the chunk being made
+    assert time.monotonic() - start < 5  # not the chunks still to make
     assert cache.closed
 
 
