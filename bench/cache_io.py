@@ -7,7 +7,9 @@ on the same machine. This writes and reads the same bytes twice:
    requests of --chunk-mib on one O_DIRECT file (the issue's reference:
    8 threads x 8 MiB);
 2. the cache: TensorCache.put(..., tier="disk") of --value-mib values, then
-   flush (write), then get of every value (read).
+   flush (write), then get of every value one after another (read), then
+   get_many of --batch values at a time (read together: the chunks of all
+   of them queued on the I/O threads at once, as a layer's prefetch does).
 
 Both use --threads threads and --chunk-mib requests. The script prints GB/s
 for each side and the ratio, and writes JSON with --out.
@@ -74,9 +76,11 @@ def raw_direct(directory: str, total: int, chunk: int, threads: int) -> dict:
     return result
 
 
-def cache_disk(directory: str, total: int, value: int, chunk: int, threads: int) -> dict:
+def cache_disk(directory: str, total: int, value: int, chunk: int, threads: int,
+               batch: int) -> dict:
     """GB/s of putting `total` bytes as values of `value` bytes in the disk
-    tier (until flushed), then of getting them all."""
+    tier (until flushed), then of getting them all, one by one and `batch`
+    at a time."""
     rng = np.random.default_rng(0)
     data = rng.integers(0, 256, value, dtype=np.uint8)
     count = total // value
@@ -91,9 +95,18 @@ def cache_disk(directory: str, total: int, value: int, chunk: int, threads: int)
         for key in range(count):
             cache.get(key, out=out)
         read = count * value / (time.perf_counter() - start) / 1e9
+        batch = min(batch or count, count)
+        outs = [np.ones(value, np.uint8) for _ in range(batch)]  # touched, as above
+        start = time.perf_counter()
+        for first in range(0, count, batch):
+            keys = list(range(first, min(first + batch, count)))
+            cache.get_many(keys, outs=outs[:len(keys)])
+        read_many = count * value / (time.perf_counter() - start) / 1e9
         stats = cache.stats()
         assert np.array_equal(cache.get(count - 1, like=out), data)
-    return {"write": write, "read": read, "direct_io": bool(stats["direct_io"])}
+        assert all(np.array_equal(o, data) for o in outs)
+    return {"write": write, "read": read, "read_many": read_many,
+            "direct_io": bool(stats["direct_io"])}
 
 
 def main(argv=None) -> int:
@@ -104,6 +117,8 @@ def main(argv=None) -> int:
     ap.add_argument("--chunk-mib", type=int, default=8)
     ap.add_argument("--threads", type=int, default=8)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--batch", type=int, default=8,
+                    help="values per get_many (0: all of them)")
     ap.add_argument("--out", help="JSON results")
     args = ap.parse_args(argv)
     chunk, value = args.chunk_mib << 20, args.value_mib << 20
@@ -111,17 +126,19 @@ def main(argv=None) -> int:
     runs = []
     for _ in range(args.repeat):  # alternating, so drift hits both sides
         runs.append({"raw": raw_direct(args.dir, total, chunk, args.threads),
-                     "cache": cache_disk(args.dir, total, value, chunk, args.threads)})
-    best = {side: {k: max(r[side][k] for r in runs) for k in ("write", "read")}
+                     "cache": cache_disk(args.dir, total, value, chunk, args.threads,
+                                         args.batch)})
+    best = {side: {k: max(r[side][k] for r in runs) for k in runs[0][side] if k != "direct_io"}
             for side in ("raw", "cache")}
     print(f"{total / 1e9:.2f} GB in {args.value_mib} MiB values, {args.threads} threads x "
           f"{args.chunk_mib} MiB requests, {args.dir} (O_DIRECT in the cache: "
           f"{runs[0]['cache']['direct_io']}); best of {args.repeat}:")
     print("| | raw O_DIRECT GB/s | tensor cache GB/s | cache / raw |")
     print("|---|---:|---:|---:|")
-    for kind in ("write", "read"):
-        raw, cache = best["raw"][kind], best["cache"][kind]
-        print(f"| {kind} | {raw:.2f} | {cache:.2f} | {cache / raw:.2f} |")
+    for kind, raw_kind in (("write", "write"), ("read", "read"), ("read_many", "read")):
+        raw, cache = best["raw"][raw_kind], best["cache"][kind]
+        label = f"read, get_many of {args.batch or 'all'}" if kind == "read_many" else kind
+        print(f"| {label} | {raw:.2f} | {cache:.2f} | {cache / raw:.2f} |")
     if args.out:
         with open(args.out, "w") as f:
             json.dump({"args": vars(args), "runs": runs, "best": best}, f, indent=1)

@@ -58,7 +58,9 @@ _default_cache = None
 def default_cache() -> TensorCache:
     """The process's cache for compiled offload plans that are given none:
     host tier up to half the machine's memory ($HECTOR_OFFLOAD_HOST_BYTES),
-    pinned, disk tier in $HECTOR_OFFLOAD_DIR (else the temporary directory)."""
+    pinned, disk tier in $HECTOR_OFFLOAD_DIR (else the temporary directory).
+    With $HECTOR_OFFLOAD_POOL_BYTES, a host pool of that many bytes starts
+    being pinned in the background when it is made (reserve_pool)."""
     global _default_cache
     with _keys_lock:
         if _default_cache is None or _default_cache.closed:
@@ -68,7 +70,23 @@ def default_cache() -> TensorCache:
             directory = os.environ.get("HECTOR_OFFLOAD_DIR") or tempfile.gettempdir()
             _default_cache = TensorCache(host_capacity=capacity, directory=directory,
                                          pinned=True)
+            pool = os.environ.get("HECTOR_OFFLOAD_POOL_BYTES")
+            if pool:
+                _default_cache.reserve_pool(int(pool))
         return _default_cache
+
+
+def reserve_pool(nbytes: int, cache: Optional[TensorCache] = None) -> TensorCache:
+    """Starts pinning a host pool of `nbytes` for `cache` (default:
+    default_cache()) in the background and returns the cache at once: call
+    it before the first training step (after CUDA is initialised, so that
+    the driver is there to pin), so that the step's evictions find pinned
+    host blocks instead of pinning them (~0.6 s per GiB). The cache's
+    pool_stats() say how far it is. A cache has one pool; reserving one it
+    has is an error."""
+    cache = cache if cache is not None else default_cache()
+    cache.reserve_pool(nbytes)
+    return cache
 
 
 class _Saved:

@@ -19,7 +19,8 @@ plan is made from them. The following steps apply it:
   recomputes is dropped;
 - before each layer's backward, the values whose prefetch point it is are
   read back onto their device (any the plan prefetches earlier and that
-  are still missing too); a layer with recomputed values runs its training
+  are still missing too), their reads from the cache issued together
+  (TensorCache.get_many: values on disk come off it at once); a layer with recomputed values runs its training
   forward again, from the inputs autograd kept, and its backward reads the
   recomputed values;
 - the device copies are dropped after the layer's backward; the cache keeps
@@ -109,18 +110,14 @@ class _PlannedCall:
         """This call's backward on the step's timeline."""
         return 2 * len(self.step.calls) - 1 - self.index
 
-    def fetch(self, name: str) -> None:
-        moved = self.moved[name]
-        data = torch.from_numpy(self.planner.cache.get(moved.key, nbytes=moved.nbytes))
-        self.fetched[name] = data.view(moved.dtype).reshape(moved.shape).to(moved.device)
-        self.planner._count("prefetched_values", 1)
-        self.planner._count("prefetched_bytes", moved.nbytes)
-
     def before_backward(self, values: dict, device) -> dict:
         """The saved values this call's forward did not keep, for its
         backward."""
         step, planner = self.step, self.planner
         point = self.point()
+        # Every value read back at this point is read in one batch: the cache
+        # reads those on disk together.
+        batch = []
         if self.backward_runs == 0 and step.matching and \
                 len(step.calls) == len(step.plan.layers):
             # The prefetches the plan places at or before this point.
@@ -129,17 +126,17 @@ class _PlannedCall:
                     continue
                 other = step.tokens[v.call]() if v.call < len(step.tokens) else None
                 if other is not None and other.backward_runs == 0 and v.name in other.moved \
-                        and v.name not in other.fetched:
-                    other.fetch(v.name)
+                        and v.name not in other.fetched and (other, v.name) not in batch:
+                    batch.append((other, v.name))
                     step.events.append(("prefetch", v.call, v.name, point))
-        out = {}
         for name in self.moved:
-            if name not in self.fetched:
+            if name not in self.fetched and (self, name) not in batch:
                 if self.backward_runs == 0:
                     planner._count("late_prefetches", 1)
-                self.fetch(name)
+                batch.append((self, name))
                 step.events.append(("prefetch", self.index, name, point))
-            out[name] = self.fetched[name]
+        _fetch_together(planner, batch)
+        out = {name: self.fetched[name] for name in self.moved}
         if self.recomputed:
             inputs = {n: values[n] for n in self.call.names}
             again = self.call.call(self.call.forward, inputs, device)
@@ -158,6 +155,20 @@ class _PlannedCall:
         if self.backward_runs == 1:
             self.ran[0] = True
             self.planner._call_done(self.step)
+
+
+def _fetch_together(planner, values) -> None:
+    """Reads the moved values [(call, name)] back onto their devices, their
+    reads from the cache issued together (TensorCache.get_many)."""
+    if not values:
+        return
+    moved = [call.moved[name] for call, name in values]
+    arrays = planner.cache.get_many([m.key for m in moved], nbytes=[m.nbytes for m in moved])
+    for (call, name), m, array in zip(values, moved, arrays):
+        data = torch.from_numpy(array)
+        call.fetched[name] = data.view(m.dtype).reshape(m.shape).to(m.device)
+    planner._count("prefetched_values", len(values))
+    planner._count("prefetched_bytes", sum(m.nbytes for m in moved))
 
 
 def _call_freed(cache, keys, step_ref, ran):

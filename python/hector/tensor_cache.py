@@ -6,6 +6,12 @@
         out = cache.get(7, like=array)       # bit-identical copy
         cache.release(7)
 
+    # host memory pinned in the background, before the first step
+    cache = TensorCache(host_capacity=8 << 30, pinned=True, reserve_pool=True)
+    cache.pool_stats()                       # bytes_ready, bytes_pinned, pin_ns, ...
+    # several values read from disk at once
+    a, b = cache.get_many([1, 2], likes=[x, y])
+
 Values are numpy arrays (any dtype, C-contiguous) or bytes-like objects.
 Failures raise hector._runtime.HectorRuntimeError with the runtime's message
 (status OUT_OF_MEMORY: the host tier is full and nothing was stored; IO: a
@@ -21,6 +27,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import weakref
 from typing import Optional
 
 import numpy as np
@@ -28,7 +35,7 @@ import numpy as np
 from . import _runtime
 
 TIERS = {"host": 0, "disk": 1}
-CHECKSUM, NO_DIRECT_IO, PINNED = 1, 2, 4  # hector_tensor_cache_config.flags
+CHECKSUM, NO_DIRECT_IO, PINNED, RESERVE_POOL = 1, 2, 4, 8  # hector_tensor_cache_config.flags
 
 
 class _Config(ctypes.Structure):
@@ -48,6 +55,12 @@ class _Stats(ctypes.Structure):
         "values", "host_bytes", "disk_bytes", "bytes_written", "bytes_read", "deduplicated",
         "handed_over", "writes_failed", "checksum_failures")] + [
         ("direct_io", ctypes.c_uint32), ("reserved", ctypes.c_uint32)]
+
+
+class _PoolStats(ctypes.Structure):
+    _fields_ = [(name, ctypes.c_uint64) for name in (
+        "bytes", "bytes_ready", "bytes_pinned", "pin_ns", "puts_pooled", "puts_unready",
+        "puts_no_room")] + [("making", ctypes.c_uint32), ("reserved", ctypes.c_uint32)]
 
 
 class _OffloadStats(ctypes.Structure):
@@ -73,6 +86,17 @@ def _lib() -> ctypes.CDLL:
             "hector_tensor_cache_where": [c_void_p, u64, ctypes.POINTER(c_int)],
             "hector_tensor_cache_flush": [c_void_p],
             "hector_tensor_cache_stats_get": [c_void_p, ctypes.POINTER(_Stats)],
+            "hector_tensor_cache_get_many": [c_void_p, u64, ctypes.POINTER(u64),
+                                             ctypes.POINTER(c_void_p), ctypes.POINTER(u64),
+                                             ctypes.POINTER(c_int)],
+            "hector_tensor_cache_get_async": [c_void_p, u64, c_void_p, u64,
+                                              ctypes.POINTER(c_void_p)],
+            "hector_tensor_cache_wait": [c_void_p],
+            "hector_tensor_cache_reserve_pool": [c_void_p, u64, u64],
+            "hector_tensor_cache_pool_wait": [c_void_p],
+            "hector_tensor_cache_pool_stats_get": [c_void_p, ctypes.POINTER(_PoolStats)],
+            "hector_tensor_cache_test_pin_delay": [c_void_p, u64],
+            "hector_tensor_cache_test_fail_read": [c_void_p, u64],
             "hector_offload_bind": [c_void_p, u64],
             "hector_offload_release": [c_void_p, u64],
             "hector_offload_stats_get": [ctypes.POINTER(_OffloadStats)],
@@ -105,19 +129,23 @@ class TensorCache:
     With `pinned`, host memory is page-locked where a CUDA driver is loaded, so
     that copies from and to the GPU (compiled offload plans) run at full
     speed; pinning is paid once per block, which the cache keeps for later
-    values."""
+    values. With `reserve_pool`, the whole host capacity is made ready
+    (pinned, or its pages faulted in) by a background thread from creation
+    on (reserve_pool() starts it later); puts that come before their block
+    is ready use pageable memory rather than wait."""
 
     def __init__(self, host_capacity: int, directory: Optional[str] = None, *,
                  disk_capacity: int = 0, chunk_bytes: int = 0, io_threads: int = 0,
                  checksum: bool = False, direct_io: bool = True, pinned: bool = False,
-                 fail_write: int = 0):
+                 reserve_pool: bool = False, fail_write: int = 0):
         self._handle = None
+        self._pending = weakref.WeakSet()  # get_async reads not yet waited for
         self.directory = directory  # the disk tier's, or None: no disk tier
         self._lib = _lib()
         config = _Config(directory.encode() if directory else None, host_capacity, disk_capacity,
                          chunk_bytes, io_threads,
                          (CHECKSUM if checksum else 0) | (0 if direct_io else NO_DIRECT_IO)
-                         | (PINNED if pinned else 0),
+                         | (PINNED if pinned else 0) | (RESERVE_POOL if reserve_pool else 0),
                          fail_write)
         handle = ctypes.c_void_p()
         _runtime._check(self._lib, self._lib.hector_tensor_cache_create(ctypes.byref(config),
@@ -153,6 +181,88 @@ class TensorCache:
             self._h(), key, out.ctypes.data, out.nbytes))
         return out
 
+    def get_many(self, keys, likes=None, *, nbytes=None, outs=None) -> list:
+        """The values of `keys`, read together: the disk's chunks of all of them
+        run at once on the I/O threads. Into `outs`, else new arrays like
+        `likes`, else of `nbytes` bytes each. A failed read raises
+        HectorRuntimeError naming its key, with `statuses` (one per key) and
+        `key` (the first that failed) on the error; the values stay stored and
+        the other reads are complete."""
+        keys = [int(k) for k in keys]
+        if outs is None:
+            if likes is not None:
+                outs = [np.empty_like(like) for like in likes]
+            elif nbytes is not None:
+                outs = [np.empty(n, dtype=np.uint8) for n in nbytes]
+            else:
+                raise ValueError("get_many: give likes, nbytes or outs")
+        outs = list(outs)
+        if len(outs) != len(keys):
+            raise ValueError(f"get_many: {len(keys)} keys but {len(outs)} outputs")
+        for out in outs:
+            if not out.flags["C_CONTIGUOUS"]:
+                raise ValueError("get_many: outputs must be C-contiguous")
+        n = len(keys)
+        c_keys = (ctypes.c_uint64 * n)(*keys)
+        c_outs = (ctypes.c_void_p * n)(*[out.ctypes.data for out in outs])
+        c_bytes = (ctypes.c_uint64 * n)(*[out.nbytes for out in outs])
+        statuses = (ctypes.c_int * n)()
+        status = self._lib.hector_tensor_cache_get_many(self._h(), n, c_keys, c_outs, c_bytes,
+                                                        statuses)
+        if status != _runtime.OK:
+            try:
+                _runtime._check(self._lib, status)
+            except _runtime.HectorRuntimeError as err:
+                err.statuses = list(statuses)
+                err.key = next(k for k, s in zip(keys, statuses) if s != _runtime.OK)
+                raise
+        return outs
+
+    def get_async(self, key: int, like=None, *, nbytes: Optional[int] = None,
+                  out: Optional[np.ndarray] = None) -> "PendingGet":
+        """Starts reading `key` (into `out`, else a new array like `like`, else
+        of `nbytes` bytes) and returns; PendingGet.wait() gives the array.
+        Reads started one after another run together."""
+        if out is None:
+            out = np.empty_like(like) if like is not None else np.empty(nbytes, dtype=np.uint8)
+        if not out.flags["C_CONTIGUOUS"]:
+            raise ValueError("get_async: out must be C-contiguous")
+        handle = ctypes.c_void_p()
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_get_async(
+            self._h(), key, out.ctypes.data, out.nbytes, ctypes.byref(handle)))
+        pending = PendingGet(self, handle, out)
+        self._pending.add(pending)
+        return pending
+
+    def reserve_pool(self, nbytes: int = 0, chunk_bytes: int = 0) -> None:
+        """Starts making the host pool (`nbytes`, 0: the host capacity) in the
+        background, chunk by chunk (`chunk_bytes`, 0: 256 MiB); returns at once."""
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_reserve_pool(
+            self._h(), nbytes, chunk_bytes))
+
+    def pool_wait(self) -> None:
+        """Waits until the host pool is made."""
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_pool_wait(self._h()))
+
+    def pool_stats(self) -> dict:
+        """The host pool: its bytes, those made so far and pinned, the time
+        spent making them (pin_ns), puts served by it, puts that came before
+        their block was ready or found no room (both took pageable memory),
+        and whether its thread is at work (making)."""
+        s = _PoolStats()
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_pool_stats_get(
+            self._h(), ctypes.byref(s)))
+        return {name: getattr(s, name) for name, _ in _PoolStats._fields_ if name != "reserved"}
+
+    def _test_pin_delay(self, microseconds: int) -> None:
+        """For tests: each chunk of a pool reserved later takes this much longer."""
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_test_pin_delay(
+            self._h(), microseconds))
+
+    def _test_fail_read(self, key: int) -> None:
+        """For tests: the next read of `key` from the disk tier fails (EIO)."""
+        _runtime._check(self._lib, self._lib.hector_tensor_cache_test_fail_read(self._h(), key))
+
     def release(self, key: int) -> None:
         _runtime._check(self._lib, self._lib.hector_tensor_cache_release(self._h(), key))
 
@@ -173,6 +283,8 @@ class TensorCache:
 
     def close(self) -> None:
         if self._handle is not None:
+            for pending in list(self._pending):  # a read in flight must end first
+                pending._finish()
             self._lib.hector_tensor_cache_destroy(self._handle)
             self._handle = None
 
@@ -184,6 +296,35 @@ class TensorCache:
 
     def __del__(self):
         self.close()
+
+
+class PendingGet:
+    """A read that TensorCache.get_async started; wait() completes it."""
+
+    def __init__(self, cache: TensorCache, handle: ctypes.c_void_p, out: np.ndarray):
+        self._cache, self._handle, self.out = cache, handle, out
+        self._status = None
+
+    def _finish(self) -> int:
+        if self._status is None:
+            lib = self._cache._lib
+            self._status = lib.hector_tensor_cache_wait(self._handle)
+            self._message = lib.hector_last_error().decode(errors="replace")
+            self._handle = None
+            self._cache._pending.discard(self)
+        return self._status
+
+    def wait(self) -> np.ndarray:
+        """The value, once read; raises HectorRuntimeError if the read failed
+        (the value stays stored)."""
+        if self._finish() != _runtime.OK:
+            name = self._cache._lib.hector_status_name(self._status).decode()
+            raise _runtime.HectorRuntimeError(self._status, f"{self._message} [{name}]")
+        return self.out
+
+    def __del__(self):
+        if self._status is None and self._handle is not None:
+            self._finish()
 
 
 # Compiled offload (runtime/include/hector/offload.h): the caller's side of

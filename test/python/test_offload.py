@@ -152,3 +152,34 @@ def test_tensors_saved_and_dropped_one_after_another_keep_their_values():
         loss.backward()
     s = [torch.sigmoid(x.detach() + 0.5 * k) for k in range(1, 6)]
     assert torch.allclose(x.grad, sum(v * (1 - v) for v in s), rtol=1e-14, atol=0)
+
+
+def test_a_pool_reserved_before_the_step_serves_its_saved_tensors(tmp_path, monkeypatch):
+    # hector.offload.reserve_pool starts the cache's host pool in the
+    # background; the step's saved tensors land in it (here, where nothing is
+    # pinned, its pages are faulted in), with the gradients of keep-all.
+    import hector.offload as ho
+
+    x, w, src, dst, etype = params(2)
+    want = grads(step(x, w, src, dst, etype), x, w)
+    with TensorCache(64 * MIB, str(tmp_path), pinned=True) as cache:
+        assert ho.reserve_pool(32 * MIB, cache) is cache
+        cache.pool_wait()
+        with offload(cache, tier="host", min_bytes=4096):
+            loss = step(x, w, src, dst, etype)
+        got = grads(loss, x, w)
+        for a, b in zip(got, want):
+            assert torch.equal(a, b)
+        p = cache.pool_stats()
+        assert p["bytes_ready"] == 32 * MIB and p["puts_pooled"] >= 6 and p["puts_unready"] == 0
+    # The process's default cache reserves one from $HECTOR_OFFLOAD_POOL_BYTES.
+    monkeypatch.setattr(ho, "_default_cache", None)
+    monkeypatch.setenv("HECTOR_OFFLOAD_HOST_BYTES", str(16 * MIB))
+    monkeypatch.setenv("HECTOR_OFFLOAD_POOL_BYTES", str(8 * MIB))
+    monkeypatch.setenv("HECTOR_OFFLOAD_DIR", str(tmp_path))
+    cache = ho.default_cache()
+    try:
+        cache.pool_wait()
+        assert cache.pool_stats()["bytes"] == 8 * MIB
+    finally:
+        cache.close()

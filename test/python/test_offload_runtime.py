@@ -46,8 +46,11 @@ def evict(raw, slot, value, tier=HOST):
 
 
 def prefetch(raw, slot, like):
+    """A prefetch and, as generated code places it before the value's first
+    reader, its wait (the read may still run until then)."""
     out = np.empty_like(like)
     raw.hector_offload_prefetch(slot, out.ctypes.data, out.nbytes)
+    raw.hector_offload_wait(slot)
     return out
 
 
@@ -274,6 +277,66 @@ def test_the_cpu_path_leaves_the_cuda_driver_unloaded(raw):
     assert not driver_loaded()
 
 
+@pytest.mark.parametrize("pool", [False, True])
+def test_prefetches_in_a_row_read_together_and_wait_in_any_order(raw, tmp_path, pool):
+    # As a backward that prefetches several values at one point: the reads
+    # start one after another and run together; each wait completes its own.
+    rng = np.random.default_rng(7)
+    data = [rng.integers(0, 256, n, dtype=np.uint8) for n in SIZES * 2]
+    with TensorCache(64 * MIB, str(tmp_path), chunk_bytes=64 * KIB, io_threads=4,
+                     checksum=True) as cache, tc.bound(cache, 300):
+        if pool:
+            cache.reserve_pool(chunk_bytes=MIB)
+        for slot, v in enumerate(data):
+            evict(raw, slot, v, DISK if slot % 2 else HOST)
+        cache.flush()
+        outs = [np.zeros_like(v) for v in data]
+        for slot, out in enumerate(outs):
+            raw.hector_offload_prefetch(slot, out.ctypes.data, out.nbytes)
+        for slot in reversed(range(len(data))):
+            raw.hector_offload_wait(slot)
+            np.testing.assert_array_equal(outs[slot], data[slot])
+        assert status(raw) == (0, "")
+        # Never waited for: unbinding completes them.
+        outs = [np.zeros_like(v) for v in data]
+        for slot, out in enumerate(outs):
+            raw.hector_offload_prefetch(slot, out.ctypes.data, out.nbytes)
+        tc.offload_unbind()
+        for out, v in zip(outs, data):
+            np.testing.assert_array_equal(out, v)
+        assert status(raw) == (0, "")
+        for slot in range(len(data)):
+            tc.offload_release(cache, 300 + slot)
+
+
+def test_a_failing_read_is_reported_at_its_wait_and_loses_nothing(raw, tmp_path):
+    rng = np.random.default_rng(8)
+    data = [rng.integers(0, 256, 100 * KIB, dtype=np.uint8) for _ in range(4)]
+    with TensorCache(16 * MIB, str(tmp_path), chunk_bytes=64 * KIB) as cache, \
+            tc.bound(cache, 0):
+        for slot, v in enumerate(data):
+            evict(raw, slot, v, DISK)
+        cache.flush()
+        cache._test_fail_read(2)
+        outs = [np.zeros_like(v) for v in data]
+        for slot, out in enumerate(outs):
+            raw.hector_offload_prefetch(slot, out.ctypes.data, out.nbytes)
+        assert status(raw) == (0, "")  # started; the failure comes with its read
+        for slot in range(4):
+            raw.hector_offload_wait(slot)
+        code, message = status(raw)
+        assert code == _runtime.IO
+        assert "hector_offload_prefetch(slot 2)" in message and "reading key 2" in message
+        for slot in (0, 1):  # waited for before the failure
+            np.testing.assert_array_equal(outs[slot], data[slot])
+        raw.hector_launch_clear()
+        assert cache.stats()["values"] == 4  # nothing lost: it reads back
+        np.testing.assert_array_equal(prefetch(raw, 2, data[2]), data[2])
+        assert status(raw) == (0, "")
+        for slot in range(4):
+            tc.offload_release(cache, slot)
+
+
 # ---- Device memory (CUDA libraries); skipped where there is no GPU --------
 
 @pytest.fixture(scope="module")
@@ -338,6 +401,64 @@ def test_device_memory_round_trip(raw, cuda, tmp_path, tier, caller_stream):
         raw.hector_reset_stream()
 
 
+@pytest.mark.parametrize("pool", [False, True])
+def test_device_prefetches_from_disk_in_a_row(raw, cuda, tmp_path, pool):
+    # Values on disk prefetched into device memory one after another: read
+    # together into the cache's host blocks (from its pinned pool with
+    # `pool`), each copied to the device at its wait.
+    torch = cuda
+    with TensorCache(256 * MIB, str(tmp_path), chunk_bytes=MIB, pinned=True,
+                     reserve_pool=pool) as cache, tc.bound(cache, 0):
+        if pool:
+            cache.pool_wait()
+            assert cache.pool_stats()["bytes_pinned"] == cache.pool_stats()["bytes"]
+        xs = [torch.randn(n, device="cuda") for n in (1, 4097, 3 * MIB + 3, MIB)]
+        expect = [x.cpu() for x in xs]
+        for slot, x in enumerate(xs):
+            device_evict(raw, slot, x, DISK)
+        torch.cuda.synchronize()
+        cache.flush()
+        assert all(cache.where(slot) == "disk" for slot in range(len(xs)))
+        outs = [x.new_full(x.shape, float("nan")) for x in xs]
+        for slot, out in enumerate(outs):
+            raw.hector_offload_prefetch(slot, out.data_ptr(), out.numel() * 4)
+        for slot in reversed(range(len(xs))):
+            raw.hector_offload_wait(slot)
+        torch.cuda.synchronize()
+        assert status(raw) == (0, "")
+        for out, e in zip(outs, expect):
+            assert torch.equal(out.cpu(), e)
+        if pool:
+            assert cache.pool_stats()["puts_pooled"] == len(xs)
+        for slot in range(len(xs)):
+            tc.offload_release(cache, slot)
+
+
+@pytest.mark.parametrize("tier", [HOST, DISK])
+def test_device_values_across_the_pinned_pools_chunks(raw, cuda, tmp_path, tier):
+    # The pool pins 1 MiB at a time: the driver refuses one copy across two
+    # registrations, so the runtime splits copies at the chunks' bounds.
+    torch = cuda
+    with TensorCache(64 * MIB, str(tmp_path), chunk_bytes=MIB, pinned=True) as cache, \
+            tc.bound(cache, 0):
+        cache.reserve_pool(chunk_bytes=MIB)
+        cache.pool_wait()
+        assert cache.pool_stats()["bytes_pinned"] == 64 * MIB
+        xs = [torch.randn(n, device="cuda") for n in (5, MIB // 4 + 1, 3 * MIB + 3, 2 * MIB)]
+        expect = [x.cpu() for x in xs]
+        for slot, x in enumerate(xs):
+            device_evict(raw, slot, x, tier)
+        torch.cuda.synchronize()
+        cache.flush()
+        for slot, e in enumerate(expect):
+            assert torch.equal(device_prefetch(raw, slot, xs[slot]).cpu(), e)
+        torch.cuda.synchronize()
+        assert status(raw) == (0, "")
+        assert cache.pool_stats()["puts_pooled"] == len(xs)
+        for slot in range(len(xs)):
+            tc.offload_release(cache, slot)
+
+
 def test_device_memory_falls_back_to_a_device_copy(raw, cuda):
     torch = cuda
     x = torch.randn(100_000, device="cuda")
@@ -359,8 +480,7 @@ def test_device_memory_falls_back_to_a_device_copy(raw, cuda):
 
 
 def test_wait_without_a_prefetch_in_flight_does_nothing(raw):
-    # Host memory is prefetched synchronously; the wait generated code calls
-    # before the first reader then has nothing to wait for.
+    # A wait for a prefetch already waited for, or never made, does nothing.
     v = np.arange(10, dtype=np.float32)
     with TensorCache(MIB) as cache, tc.bound(cache, 0):
         evict(raw, 0, v)

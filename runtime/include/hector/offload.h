@@ -32,9 +32,12 @@
  * (its stream, set by hector_set_stream, else the whole context) and the
  * call returns; the buffer's free waits for the copy. A prefetch's copy
  * starts and the call returns; hector_offload_wait before the value's first
- * reader makes the entry wait for it. A value read back from disk, and the
- * fallback's copies, are synchronous. Host memory never touches the CUDA
- * driver.
+ * reader makes the entry wait for it. A value read back from disk, and any
+ * value prefetched into host memory (CPU libraries), is read by the tensor
+ * cache's I/O threads from the prefetch on, together with the prefetches
+ * that follow it; hector_offload_wait completes the read (and copies it to
+ * the device). The fallback's copies are synchronous. Host memory never
+ * touches the CUDA driver.
  *
  * The binding is per thread; the fallback and the statistics are shared by
  * all threads and thread-safe.
@@ -71,7 +74,8 @@ typedef struct hector_offload_stats {
  * or INVALID_ARGUMENT (null cache). */
 HECTOR_API int hector_offload_bind(hector_tensor_cache* cache, uint64_t key_base);
 
-/* Forgets this thread's binding. Never fails. */
+/* Completes the prefetches in flight on this thread, then forgets its
+ * binding. Never fails (a failed read is recorded in the launch status). */
 HECTOR_API void hector_offload_unbind(void);
 
 /* Caller side: drops one reference to the value stored under `key` (each
@@ -91,16 +95,19 @@ HECTOR_API int hector_offload_stats_get(hector_offload_stats* out);
  * CUDA. */
 HECTOR_API void hector_offload_evict(int64_t slot, int32_t tier, void* data, int64_t bytes);
 
-/* Called by generated code. Copies the value stored under key_base + slot
- * into [data, data + bytes), which must be its size; the key stays stored
- * (a backward may run again with retain_graph). Records INVALID_ARGUMENT
- * (no binding, unknown key, size mismatch), IO (a read error or a checksum
- * mismatch) or CUDA. */
+/* Called by generated code. Starts copying the value stored under
+ * key_base + slot into [data, data + bytes), which must be its size, and
+ * may return before the copy is done: `data` holds the value after
+ * hector_offload_wait(slot), or hector_offload_unbind, and must not be
+ * freed before either. The key stays stored (a backward may run again with
+ * retain_graph). Records INVALID_ARGUMENT (no binding, unknown key, size
+ * mismatch) at once; IO (a read error or a checksum mismatch) or CUDA here
+ * or at the wait. */
 HECTOR_API void hector_offload_prefetch(int64_t slot, void* data, int64_t bytes);
 /* Called by generated code before the first reader of a prefetched value:
- * what the entry runs next waits for the prefetch of `slot` (device memory
- * is copied on a copy stream; a synchronous prefetch has nothing to wait
- * for). */
+ * completes the prefetch of `slot` (a read from the tensor cache in flight),
+ * and makes what the entry runs next wait for its copy to the device (on a
+ * copy stream). A prefetch already complete has nothing to wait for. */
 HECTOR_API void hector_offload_wait(int64_t slot);
 
 #ifdef __cplusplus

@@ -51,6 +51,9 @@ typedef enum hector_cache_tier {
 #define HECTOR_CACHE_PINNED 4u       /* host memory pinned for the GPU (page-locked, where a
                                         CUDA driver is loaded): copies from and to device
                                         memory run at full PCIe speed */
+#define HECTOR_CACHE_RESERVE_POOL 8u /* at creation, start making the host pool of the whole
+                                        host capacity in the background, as
+                                        hector_tensor_cache_reserve_pool(cache, 0, 0) */
 
 typedef struct hector_tensor_cache_config {
   const char* directory;  /* the disk tier's directory; NULL: no disk tier */
@@ -118,6 +121,86 @@ HECTOR_API int hector_tensor_cache_flush(hector_tensor_cache* cache);
 
 HECTOR_API int hector_tensor_cache_stats_get(hector_tensor_cache* cache,
                                              hector_tensor_cache_stats* stats);
+
+/* --- Reads of several values at once --------------------------------------
+ *
+ * The chunks of every value on disk that these reads need are queued on the
+ * I/O threads together, so several values come off the disk at once instead
+ * of one after another; values in host memory are copied by the caller's
+ * thread meanwhile. */
+
+/* n gets at once: value keys[i] into [outs[i], outs[i] + bytes[i]). Every
+ * read runs, whatever the others do; `statuses` (NULL: not wanted) gets each
+ * one's status. Returns HECTOR_OK, or the status of the first read that
+ * failed, with hector_last_error() naming its key and position and how many
+ * failed. A failed read leaves its value stored (nothing is lost). */
+HECTOR_API int hector_tensor_cache_get_many(hector_tensor_cache* cache, uint64_t n,
+                                            const uint64_t* keys, void* const* outs,
+                                            const uint64_t* bytes, int* statuses);
+
+/* An asynchronous get: starts reading `key` into [out, out + bytes) and
+ * returns; hector_tensor_cache_wait completes it. Reads started one after
+ * another run together. Fails at once as hector_tensor_cache_get does for
+ * an unknown key or a size mismatch (*read is then NULL). Every read
+ * started must be waited for, before the cache is destroyed. */
+typedef struct hector_tensor_cache_read hector_tensor_cache_read;
+HECTOR_API int hector_tensor_cache_get_async(hector_tensor_cache* cache, uint64_t key,
+                                             void* out, uint64_t bytes,
+                                             hector_tensor_cache_read** read);
+/* Waits for `read`, frees it, and returns its status (IO: a read error or a
+ * checksum mismatch; the value stays stored). NULL is fine. */
+HECTOR_API int hector_tensor_cache_wait(hector_tensor_cache_read* read);
+
+/* --- The host pool, made in the background --------------------------------
+ *
+ * Pinning host memory costs about 0.6 s per GiB (H100 machines), far more
+ * than the copies into it. The host pool is one region of host memory that
+ * a background thread makes ready chunk by chunk, from the moment it is
+ * reserved (before the first training step): pinned with HECTOR_CACHE_PINNED
+ * where a CUDA driver is loaded, else its pages faulted in. Puts take their
+ * host blocks from the part made so far. A put that arrives before a block
+ * of its size is ready does not wait: it takes pageable memory (freed, not
+ * kept, when the value goes), so no caller, and no stream a caller feeds,
+ * ever waits for pinning; it is counted in puts_unready. */
+
+typedef struct hector_tensor_cache_pool_stats {
+  uint64_t bytes;          /* the pool's size; 0: no pool */
+  uint64_t bytes_ready;    /* made so far */
+  uint64_t bytes_pinned;   /* of those, page-locked by the CUDA driver */
+  uint64_t pin_ns;         /* the background thread's time making them */
+  uint64_t puts_pooled;    /* puts whose host block came from the pool */
+  uint64_t puts_unready;   /* puts that came before a block was ready: pageable memory */
+  uint64_t puts_no_room;   /* puts the finished pool had no room for: pageable memory */
+  uint32_t making;         /* 1 while the background thread is at work */
+  uint32_t reserved;
+} hector_tensor_cache_pool_stats;
+
+/* Starts making a host pool of `bytes` (0, or more than the host capacity:
+ * the host capacity; rounded to 4 KiB) in chunks of `chunk_bytes` (0: 256
+ * MiB; rounded up to 4 KiB) on a background thread, and returns at once.
+ * The pool is aligned to its chunks; a value that fits in one never crosses
+ * two, and device copies of larger ones are split at their bounds (the
+ * driver refuses one copy across two registrations). One pool per cache: fails with INVALID_ARGUMENT if it has one.
+ * hector_tensor_cache_destroy stops the thread after the chunk it is making
+ * (a chunk's pinning cannot be interrupted) and joins it. */
+HECTOR_API int hector_tensor_cache_reserve_pool(hector_tensor_cache* cache, uint64_t bytes,
+                                                uint64_t chunk_bytes);
+
+/* Waits until the pool is made (or its thread stopped). No pool: returns. */
+HECTOR_API int hector_tensor_cache_pool_wait(hector_tensor_cache* cache);
+
+HECTOR_API int hector_tensor_cache_pool_stats_get(hector_tensor_cache* cache,
+                                                  hector_tensor_cache_pool_stats* stats);
+
+/* --- For tests ------------------------------------------------------------ */
+
+/* Each chunk of a pool reserved after this call takes at least `us`
+ * microseconds more to make (slow pinning, on machines without a GPU). */
+HECTOR_API int hector_tensor_cache_test_pin_delay(hector_tensor_cache* cache, uint64_t us);
+
+/* The next read of `key` from the disk tier's file fails as an I/O error
+ * (EIO) once. Fails with INVALID_ARGUMENT (unknown key). */
+HECTOR_API int hector_tensor_cache_test_fail_read(hector_tensor_cache* cache, uint64_t key);
 
 #ifdef __cplusplus
 }

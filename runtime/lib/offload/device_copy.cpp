@@ -109,11 +109,6 @@ bool driver_loaded() {
   return true;
 }
 
-std::mutex g_staging_mutex;
-void* g_staging = nullptr;  // pinned, portable; kept for the process
-uint64_t g_staging_bytes = 0;
-constexpr uint64_t kStagingGrain = 2ull << 20;
-
 }  // namespace
 
 bool is_device_memory(const void* p) {
@@ -132,7 +127,29 @@ bool is_device_memory(const void* p) {
   return r == CUDA_SUCCESS && type == CU_MEMORYTYPE_DEVICE;
 }
 
-bool device_copy(void* dst, const void* src, uint64_t bytes) {
+namespace {
+
+// dst <- src on `stream`, in pieces that never cross a multiple of `piece`
+// on the host side (the one that is not device memory: dst when
+// `to_host`).
+CUresult copy_pieces(const Extra* x, void* dst, const void* src, uint64_t bytes, uint64_t piece,
+                     CUstream stream) {
+  bool to_host = piece && !is_device_memory(dst);
+  for (uint64_t off = 0; off < bytes;) {
+    uintptr_t host = reinterpret_cast<uintptr_t>(to_host ? dst : src) + off;
+    uint64_t len = bytes - off;
+    if (piece) len = std::min<uint64_t>(len, (host / piece + 1) * piece - host);
+    CUresult r = x->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst) + off,
+                                  reinterpret_cast<CUdeviceptr>(src) + off, len, stream);
+    if (r != CUDA_SUCCESS) return r;
+    off += len;
+  }
+  return CUDA_SUCCESS;
+}
+
+}  // namespace
+
+bool device_copy(void* dst, const void* src, uint64_t bytes, uint64_t piece) {
   if (bytes == 0) return true;
   std::optional<DeviceScope> scope;
   if (!enter(scope)) return false;
@@ -145,9 +162,7 @@ bool device_copy(void* dst, const void* src, uint64_t bytes) {
       !check(cu, cu->cuCtxSynchronize(),
              "offload: waiting for the entry's kernels (cuCtxSynchronize)"))
     return false;
-  return check(cu,
-               scope->x()->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
-                                         reinterpret_cast<CUdeviceptr>(src), bytes, stream),
+  return check(cu, copy_pieces(scope->x(), dst, src, bytes, piece, stream),
                "offload: copying a saved value (cuMemcpyAsync)") &&
          check(cu, cu->cuStreamSynchronize(stream),
                "offload: waiting for a copy (cuStreamSynchronize)");
@@ -184,6 +199,18 @@ void* pinned_alloc(uint64_t bytes) {
 void pinned_free(void* p) {
   DeviceScope scope(launch_device());
   if (scope.status() == HECTOR_OK) scope.cu()->cuMemFreeHost(p);
+}
+
+bool pin_range(void* p, uint64_t bytes) {
+  if (!driver_loaded()) return false;  // no driver: nothing to pin for
+  DeviceScope scope(launch_device());
+  if (scope.status() != HECTOR_OK) return false;
+  return scope.cu()->cuMemHostRegister(p, bytes, CU_MEMHOSTREGISTER_PORTABLE) == CUDA_SUCCESS;
+}
+
+void unpin_range(void* p) {
+  DeviceScope scope(launch_device());
+  if (scope.status() == HECTOR_OK) scope.cu()->cuMemHostUnregister(p);
 }
 
 namespace {
@@ -232,9 +259,7 @@ bool copy_async(void* dst, const void* src, uint64_t bytes, const AsyncCopy& the
     return false;
   }
   CUevent done = nullptr;
-  if (!check(cu,
-             x->cuMemcpyAsync(reinterpret_cast<CUdeviceptr>(dst),
-                              reinterpret_cast<CUdeviceptr>(src), bytes, copies),
+  if (!check(cu, copy_pieces(x, dst, src, bytes, then.piece, copies),
              "offload: copying a saved value (cuMemcpyAsync)") ||
       !check(cu, x->cuEventCreate(&done, CU_EVENT_DISABLE_TIMING), "offload: cuEventCreate") ||
       !check(cu, x->cuEventRecord(done, copies), "offload: cuEventRecord"))
@@ -258,27 +283,6 @@ bool wait_copy(CUevent done) {
                         "offload: waiting for a prefetch (cuEventSynchronize)");
   scope->x()->cuEventDestroy(done);
   return ok;
-}
-
-Staging::Staging() : lock_(g_staging_mutex) {}
-
-void* Staging::reserve(uint64_t bytes) {
-  if (bytes <= g_staging_bytes) return g_staging;
-  std::optional<DeviceScope> scope;
-  if (!enter(scope)) return nullptr;
-  const Driver* cu = scope->cu();
-  if (g_staging) cu->cuMemFreeHost(g_staging);  // idle: we hold the lock
-  g_staging = nullptr;
-  g_staging_bytes = 0;
-  uint64_t size = (bytes + kStagingGrain - 1) / kStagingGrain * kStagingGrain;
-  void* p = nullptr;
-  // Portable: pinned for every context, so one buffer serves all devices.
-  if (!check(cu, cu->cuMemHostAlloc(&p, size, CU_MEMHOSTALLOC_PORTABLE),
-             "offload: the pinned staging buffer (cuMemHostAlloc)"))
-    return nullptr;
-  g_staging = p;
-  g_staging_bytes = size;
-  return p;
 }
 
 }  // namespace offload

@@ -23,7 +23,9 @@ bool is_device_memory(const void* p);
 // Copies `bytes` from src to dst (either may be device memory) after the
 // entry's kernels on this thread's device and stream, and waits for it.
 // Failures are recorded in the launch status; returns false.
-bool device_copy(void* dst, const void* src, uint64_t bytes);
+// `piece` (0: none): the host side is pinned in ranges that start at the
+// multiples of it, which one copy must not cross (it is split there).
+bool device_copy(void* dst, const void* src, uint64_t bytes, uint64_t piece = 0);
 
 // What follows an asynchronous copy: the event that completes with it (out),
 // and an optional host function the copy stream runs after it (a tensor
@@ -32,6 +34,7 @@ struct AsyncCopy {
   CUevent* done;
   CUhostFn host_func = nullptr;
   void* host_data = nullptr;
+  uint64_t piece = 0;  // as device_copy's
 };
 
 // Copies `bytes` from src to dst (either may be device memory) on the
@@ -57,17 +60,11 @@ int device_free(void* p, int device);
 void* pinned_alloc(uint64_t bytes);
 void pinned_free(void* p);
 
-// The process's pinned staging buffer, held by one thread at a time for a
-// whole copy and put (or get and copy); grown when a value needs more.
-class Staging {
- public:
-  Staging();
-  // A pinned buffer of at least `bytes`, or null with the failure recorded.
-  void* reserve(uint64_t bytes);
-
- private:
-  std::lock_guard<std::mutex> lock_;
-};
+// Pins [p, p + bytes) of host memory the caller mapped (the tensor cache's
+// host pool; portable, where a CUDA driver is loaded). False when there is
+// no driver or it fails: the memory stays pageable, nothing is recorded.
+bool pin_range(void* p, uint64_t bytes);
+void unpin_range(void* p);
 
 }  // namespace offload
 }  // namespace hector

@@ -51,15 +51,6 @@ hector_tensor_cache* bound(const char* fn, int64_t slot, const void* data, int64
   return t_binding.cache;
 }
 
-// CacheCopy callbacks between the cache's host memory and device memory
-// (`context`: the device pointer of the value).
-bool copy_from_device(void* context, void* host, uint64_t offset, uint64_t len) {
-  return device_copy(host, static_cast<const char*>(context) + offset, len);
-}
-bool copy_to_device(void* context, void* host, uint64_t offset, uint64_t len) {
-  return device_copy(static_cast<char*>(context) + offset, host, len);
-}
-
 // Puts `data` (host memory, or with `copy_in` device memory) into the
 // cache's `tier`, counted. Returns the put's status (OUT_OF_MEMORY: the host
 // tier is full, nothing stored; CUDA: the copy failed, recorded).
@@ -118,7 +109,8 @@ int evict_async(hector_tensor_cache* cache, uint64_t key, void* data, uint64_t b
   g_counts.bytes[tier].fetch_add(bytes, std::memory_order_relaxed);
   if (!fill) return HECTOR_OK;  // stored already: one more reference
   CUevent done = nullptr;
-  if (!copy_async(host, data, bytes, AsyncCopy{&done, commit_filled, fill})) {
+  if (!copy_async(host, data, bytes,
+                  AsyncCopy{&done, commit_filled, fill, tensor_cache_pinned_piece(cache, host)})) {
     tensor_cache_commit(fill, false);
     return HECTOR_ERROR_CUDA;
   }
@@ -135,7 +127,8 @@ int prefetch_async(hector_tensor_cache* cache, uint64_t key, int64_t slot, void*
   int s = tensor_cache_read_begin(cache, key, bytes, &host, &read);
   if (s != HECTOR_OK) return s;
   CUevent done = nullptr;
-  if (!copy_async(data, host, bytes, AsyncCopy{&done, end_read, read})) {
+  if (!copy_async(data, host, bytes,
+                  AsyncCopy{&done, end_read, read, tensor_cache_pinned_piece(cache, host)})) {
     tensor_cache_read_end(read);
     return HECTOR_ERROR_CUDA;
   }
@@ -147,8 +140,70 @@ int prefetch_async(hector_tensor_cache* cache, uint64_t key, int64_t slot, void*
   return HECTOR_OK;
 }
 
+// Reads from the cache in flight on this thread, by slot: into host memory,
+// or into a host block of the cache on the way to device memory (a value on
+// disk). Reads started one after another run together on the cache's I/O
+// threads; hector_offload_wait (or unbind) completes them.
+struct PendingRead {
+  hector_tensor_cache_read* read = nullptr;
+  hector_tensor_cache* cache = nullptr;
+  void* staging = nullptr;  // the host block, for device memory
+  uint64_t staging_size = 0;
+  void* device = nullptr;
+  uint64_t bytes = 0;
+};
+thread_local std::unordered_map<int64_t, PendingRead> t_reads;
+
+// Completes a read; its failure is recorded only with `report` (the first
+// failure on a thread is the one reported).
+void finish_read(int64_t slot, PendingRead& p, bool report) {
+  int s = hector_tensor_cache_wait(p.read);
+  if (s != HECTOR_OK && report)
+    record(s, "hector_offload_prefetch(slot %lld): %s", (long long)slot, last_error());
+  else if (s == HECTOR_OK && p.staging && report)
+    device_copy(p.device, p.staging, p.bytes,  // records its failure
+                tensor_cache_pinned_piece(p.cache, p.staging));
+  if (p.staging) tensor_cache_give_host(p.cache, p.staging, p.staging_size);
+}
+
+void finish_read_of(int64_t slot, bool report) {
+  auto it = t_reads.find(slot);
+  if (it == t_reads.end()) return;
+  PendingRead p = it->second;
+  t_reads.erase(it);
+  finish_read(slot, p, report);
+}
+
+// Starts reading `key` into `data` (host memory), or with `to_device`
+// through a host block into `data` (device memory). Returns the status of
+// the start (INVALID_ARGUMENT, OUT_OF_MEMORY: failure set).
+int start_read(hector_tensor_cache* cache, uint64_t key, int64_t slot, void* data,
+               uint64_t bytes, bool to_device) {
+  finish_read_of(slot, true);  // the same slot again (a backward run twice)
+  PendingRead p;
+  p.cache = cache;
+  void* out = data;
+  if (to_device) {
+    p.staging = tensor_cache_take_host(cache, bytes, &p.staging_size);
+    if (!p.staging) return HECTOR_ERROR_OUT_OF_MEMORY;
+    p.device = data;
+    p.bytes = bytes;
+    out = p.staging;
+  }
+  int s = hector_tensor_cache_get_async(cache, key, out, bytes, &p.read);
+  if (s != HECTOR_OK) {
+    if (p.staging) tensor_cache_give_host(cache, p.staging, p.staging_size);
+    return s;
+  }
+  t_reads.emplace(slot, p);
+  return HECTOR_OK;
+}
+
 // Waits for every prefetch in flight on this thread.
 void wait_all() {
+  bool report = hector_launch_status() == HECTOR_OK;
+  for (auto& [slot, p] : t_reads) finish_read(slot, p, report);
+  t_reads.clear();
   for (auto& [slot, done] : t_prefetches) wait_copy(done);
   t_prefetches.clear();
 }
@@ -175,6 +230,9 @@ HECTOR_API void hector_offload_unbind(void) {
 }
 
 HECTOR_API void hector_offload_wait(int64_t slot) {
+  // A read from the cache in flight is completed even after a failure (it
+  // writes into the entry's buffer), but reports only the first.
+  finish_read_of(slot, hector_launch_status() == HECTOR_OK);
   if (hector_launch_status() != HECTOR_OK) return;
   auto it = t_prefetches.find(slot);
   if (it == t_prefetches.end()) return;  // synchronous, or never started
@@ -216,15 +274,15 @@ HECTOR_API void hector_offload_prefetch(int64_t slot, void* data, int64_t bytes)
   uint64_t n = uint64_t(bytes);
   bool device = n > 0 && is_device_memory(data);
   if (!fallback_read(cache, key, data, n, device)) {
+    // Host memory, and values on disk, are read by the cache's I/O threads
+    // while the entry goes on (several prefetches in a row run together);
+    // hector_offload_wait completes them. A value on disk on its way to
+    // device memory is read into a host block of the cache, then copied.
     int s;
     if (!device) {
-      s = hector_tensor_cache_get(cache, key, data, n);
+      s = start_read(cache, key, slot, data, n, false);
     } else if ((s = prefetch_async(cache, key, slot, data, n)) == kCacheOnDisk) {
-      // On disk: read into the staging buffer, then copied to the device.
-      Staging staging;
-      void* host = staging.reserve(n);
-      if (!host) return;
-      s = tensor_cache_get_to(cache, key, n, copy_to_device, data, host);
+      s = start_read(cache, key, slot, data, n, true);
     }
     if (s == HECTOR_ERROR_CUDA) return;  // the copy's failure is recorded
     if (s != HECTOR_OK) {

@@ -23,12 +23,6 @@ using CacheCopy = bool (*)(void* context, void* host, uint64_t offset, uint64_t 
 int tensor_cache_put_from(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
                           hector_cache_tier tier, CacheCopy copy_in, void* context);
 
-// hector_tensor_cache_get, with `copy_out` reading the value from its host
-// copy in one call; a value on disk is first read into `staging` (host
-// memory of at least `bytes`). Checksums are verified before copy_out.
-int tensor_cache_get_to(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
-                        CacheCopy copy_out, void* context, void* staging);
-
 // An asynchronous put: reserve the value's host memory, let the caller copy
 // into it (a device-to-host copy on a stream), then commit it (from any
 // thread, e.g. a stream callback; it makes no CUDA call). Until committed,
@@ -42,12 +36,26 @@ void tensor_cache_commit(CacheFill* fill, bool ok);
 
 // An asynchronous get from host memory: *host is the value's host copy
 // (checksum verified), kept until tensor_cache_read_end. Returns
-// kCacheOnDisk for a value whose copy is on disk (use tensor_cache_get_to).
+// kCacheOnDisk for a value whose copy is on disk (read it with
+// hector_tensor_cache_get_async into a tensor_cache_take_host block).
 constexpr int kCacheOnDisk = 1000;
 struct CacheRead;
 int tensor_cache_read_begin(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
                             const void** host, CacheRead** read);
 void tensor_cache_read_end(CacheRead* read);
+
+// A host block of at least `bytes` from the cache's memory (its host pool,
+// else a block it keeps, pinned in HECTOR_CACHE_PINNED mode), not charged to
+// its capacity: where a value on disk is read on its way to device memory.
+// Null (failure set) when there is none; *size is what to give back.
+void* tensor_cache_take_host(hector_tensor_cache* cache, uint64_t bytes, uint64_t* size);
+void tensor_cache_give_host(hector_tensor_cache* cache, void* block, uint64_t size);
+
+// The pieces the cache's host memory at `host` is pinned in (its host pool
+// pins chunk by chunk): a device copy of it must not cross a multiple of
+// this address (the driver refuses a copy across two registrations). 0: one
+// piece.
+uint64_t tensor_cache_pinned_piece(hector_tensor_cache* cache, const void* host);
 
 }  // namespace hector
 

@@ -8,7 +8,9 @@
 #include "hector/tensor_cache.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <condition_variable>
+#include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,6 +30,7 @@
 #include "../offload/device_copy.h"
 #include "cache_direct.h"
 #include "cache_file.h"
+#include "host_pool.h"
 
 using namespace hector;
 
@@ -86,6 +89,7 @@ struct Entry {
   bool filling = true;      // its put is still copying the value in
   uint32_t readers = 0;     // copies from or into it in progress
   bool failed = false;      // its put could not copy the value in
+  bool fail_next_read = false;  // for tests: its next read from the file fails
 };
 using EntryPtr = std::shared_ptr<Entry>;
 
@@ -130,9 +134,28 @@ struct hector_tensor_cache {
   uint64_t pooled = 0;
   std::unordered_set<char*> pinned_blocks;
 
+  // The host pool made in the background (host_pool.h), once reserved. Its
+  // blocks go back to it; without it, blocks go to `pool` above.
+  HostPool host_pool;
+  uint64_t pin_delay_us = 0;  // for tests
+  uint64_t puts_pooled = 0, puts_unready = 0, puts_no_room = 0;
+
   // --- with `mu` held -------------------------------------------------
   // A block of at least `bytes` (a multiple of kIoAlign) in *size, or null.
-  char* take_block(uint64_t bytes, uint64_t* size) {
+  // `for_put`: counted in the pool's statistics of puts.
+  char* take_block(uint64_t bytes, uint64_t* size, bool for_put = true) {
+    if (host_pool.started()) {
+      // A put never waits for the pool: waiting would stall the caller (the
+      // thread that launches the step's kernels) for as long as a chunk's
+      // pinning takes, where pageable memory costs only slower copies.
+      *size = bytes;
+      if (char* block = host_pool.allocate(bytes)) {
+        puts_pooled += for_put;
+        return block;
+      }
+      (host_pool.stats().making ? puts_unready : puts_no_room) += for_put;
+      return static_cast<char*>(std::aligned_alloc(kIoAlign, bytes));
+    }
     auto it = pool.lower_bound(bytes);
     if (it != pool.end() && it->first <= 2 * bytes) {  // not a much larger one
       char* block = it->second;
@@ -151,12 +174,14 @@ struct hector_tensor_cache {
     return static_cast<char*>(std::aligned_alloc(kIoAlign, bytes));
   }
   void drop_block(char* block) {
+    if (host_pool.owns(block)) return;  // unmapped with the pool
     if (pinned_blocks.erase(block)) offload::pinned_free(block);
     else std::free(block);
   }
   void give_block(char* block, uint64_t size) {
     if (!block) return;
-    if (pooled + size > config.host_capacity) return drop_block(block);
+    if (host_pool.owns(block)) return host_pool.free(block, size);
+    if (host_pool.started() || pooled + size > config.host_capacity) return drop_block(block);
     pool.emplace(size, block);
     pooled += size;
   }
@@ -235,7 +260,10 @@ struct hector_tensor_cache {
       // a read chunk
       if (!bounce) bounce = static_cast<char*>(std::aligned_alloc(kIoAlign, chunk_bytes()));
       int err = ENOMEM;
-      if (bounce) {
+      if (e.fail_next_read) {
+        e.fail_next_read = false;
+        err = EIO;
+      } else if (bounce) {
         lock.unlock();
         err = file.read(bounce, align_up(job.bytes), e.offset + int64_t(job.offset));
         if (!err) std::memcpy(job.out + job.offset, bounce, job.bytes);
@@ -268,7 +296,8 @@ extern "C" int hector_tensor_cache_create(const hector_tensor_cache_config* conf
   *out = nullptr;
   if (!config)
     return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_create: config is NULL");
-  if (config->flags & ~(HECTOR_CACHE_CHECKSUM | HECTOR_CACHE_NO_DIRECT_IO | HECTOR_CACHE_PINNED))
+  if (config->flags & ~(HECTOR_CACHE_CHECKSUM | HECTOR_CACHE_NO_DIRECT_IO | HECTOR_CACHE_PINNED |
+                        HECTOR_CACHE_RESERVE_POOL))
     return fail(HECTOR_ERROR_INVALID_ARGUMENT,
                 "hector_tensor_cache_create: unknown flags 0x%x", config->flags);
   if (config->fail_write < 0)
@@ -298,6 +327,13 @@ extern "C" int hector_tensor_cache_create(const hector_tensor_cache_config* conf
                   "hector_tensor_cache_create: cannot start the I/O threads (%s)", e.what());
     }
   }
+  if (config->flags & HECTOR_CACHE_RESERVE_POOL) {
+    if (int s = hector_tensor_cache_reserve_pool(cache.get(), 0, 0)) {
+      std::string why = last_error();
+      hector_tensor_cache_destroy(cache.release());
+      return fail(s, "hector_tensor_cache_create: %s", why.c_str());
+    }
+  }
   *out = cache.release();
   return HECTOR_OK;
 }
@@ -305,6 +341,7 @@ extern "C" int hector_tensor_cache_create(const hector_tensor_cache_config* conf
 extern "C" int hector_tensor_cache_destroy(hector_tensor_cache* cache) {
   clear_error();
   if (!cache) return HECTOR_OK;
+  cache->host_pool.stop();  // after the chunk it is making
   {
     std::lock_guard<std::mutex> lock(cache->mu);
     for (auto& [key, entry] : cache->entries) entry->cancel = true;
@@ -441,31 +478,59 @@ int hector::tensor_cache_put_from(hector_tensor_cache* cache, uint64_t key, uint
 
 namespace {
 
-// A get into `out`, or, with `copy_out`, handed to it from the host copy
-// (a value on disk is read into `out`, the staging buffer, first).
-int get_impl(hector_tensor_cache* cache, uint64_t key, void* out, uint64_t bytes,
-             CacheCopy copy_out, void* context) {
-  if (int s = check_cache(cache, "hector_tensor_cache_get")) return s;
-  if (bytes && !out) return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_get: out is NULL");
-  std::unique_lock<std::mutex> lock(cache->mu);
-  auto it = cache->entries.find(key);
-  if (it == cache->entries.end())
-    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_get: no value under key %llu",
-                (unsigned long long)key);
+// One get, in two halves, so that several can be in flight: begin_read
+// (under the lock) checks the key and queues the chunks of a value on disk
+// on the I/O threads; finish_read (without it) copies a value in host memory,
+// or waits for its chunks, and verifies its checksum.
+struct PendingRead {
+  uint64_t key = 0;
+  char* out = nullptr;
+  uint64_t bytes = 0;
+
+  EntryPtr entry;      // pinned (a reader) between the halves
+  bool from_disk = false;
+  ReadBatch batch;     // its chunks on the I/O threads (from_disk)
+  int status = HECTOR_OK;
+  std::string error;   // the failure's message (several may fail in a batch)
+
+  int failed(int s, const char* fmt, ...) __attribute__((format(printf, 3, 4))) {
+    char message[512];
+    va_list args;
+    va_start(args, fmt);
+    std::vsnprintf(message, sizeof message, fmt, args);
+    va_end(args);
+    error = message;
+    return status = s;
+  }
+};
+
+// `lock` holds cache->mu (it is released while waiting for a put to fill).
+void begin_read(hector_tensor_cache* cache, std::unique_lock<std::mutex>& lock, PendingRead& r) {
+  unsigned long long key = r.key;
+  if (r.bytes && !r.out) {
+    r.failed(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_get: out is NULL");
+    return;
+  }
+  auto it = cache->entries.find(r.key);
+  if (it == cache->entries.end()) {
+    r.failed(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_get: no value under key %llu",
+             key);
+    return;
+  }
   EntryPtr e = it->second;
-  if (e->bytes != bytes)
-    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
-                "hector_tensor_cache_get: key %llu holds %llu bytes, not %llu",
-                (unsigned long long)key, (unsigned long long)e->bytes,
-                (unsigned long long)bytes);
+  if (e->bytes != r.bytes) {
+    r.failed(HECTOR_ERROR_INVALID_ARGUMENT,
+             "hector_tensor_cache_get: key %llu holds %llu bytes, not %llu", key,
+             (unsigned long long)e->bytes, (unsigned long long)r.bytes);
+    return;
+  }
   cache->done.wait(lock, [&] { return !e->filling; });
-  if (e->failed)
-    return fail(HECTOR_ERROR_IO, "hector_tensor_cache_get: key %llu: its put failed",
-                (unsigned long long)key);
-  bool checksum = cache->config.flags & HECTOR_CACHE_CHECKSUM;
+  if (e->failed) {
+    r.failed(HECTOR_ERROR_IO, "hector_tensor_cache_get: key %llu: its put failed", key);
+    return;
+  }
   ++e->readers;
-  int err = 0;
-  const void* source = out;  // where the value is on the host once read
+  r.entry = e;
   if (!e->on_disk) {
     if (e->chunks_left && !e->cancel) {
       // Needed while its write is in flight: hand the host copy over and
@@ -473,57 +538,60 @@ int get_impl(hector_tensor_cache* cache, uint64_t key, void* out, uint64_t bytes
       e->cancel = true;
       ++cache->stats.handed_over;
     }
-    lock.unlock();
-    if (copy_out) source = e->host;
-    else if (bytes) std::memcpy(out, e->host, bytes);
-    bool corrupt = checksum && copy_out && hash_bytes(source, bytes) != e->hash;
-    bool copied = !corrupt && (!copy_out || !bytes || copy_out(context, e->host, 0, bytes));
-    lock.lock();
-    if (corrupt || !copied) {
-      --e->readers;
-      cache->reclaim(*e);
-      if (corrupt) {
-        ++cache->stats.checksum_failures;
-        return fail(HECTOR_ERROR_IO,
-                    "hector_tensor_cache_get: key %llu read back does not match its checksum",
-                    (unsigned long long)key);
-      }
-      return fail(HECTOR_ERROR_CUDA, "hector_tensor_cache_get: copying key %llu out: %s",
-                  (unsigned long long)key, last_error());
-    }
-    if (copy_out) checksum = false;  // verified above
-  } else {
-    ReadBatch batch;
-    uint64_t chunk = cache->chunk_bytes();
-    for (uint64_t off = 0; off < bytes; off += chunk) {
-      cache->jobs.push_back(Job{e, off, std::min(chunk, bytes - off), &batch,
-                                static_cast<char*>(out)});
-      ++batch.left;
-    }
-    cache->work.notify_all();
-    cache->done.wait(lock, [&] { return batch.left == 0; });
-    err = batch.error;
+    return;
   }
-  bool staged = source == out;  // the value is in `out` (read from disk, or copied)
-  --e->readers;
-  if (e->on_disk && !e->readers && !e->released) cache->free_host(*e);
-  cache->reclaim(*e);
-  if (err)
-    return fail(HECTOR_ERROR_IO, "hector_tensor_cache_get: reading key %llu: %s",
-                (unsigned long long)key, std::strerror(err));
-  uint64_t expected = e->hash;
+  r.from_disk = true;
+  uint64_t chunk = cache->chunk_bytes();
+  for (uint64_t off = 0; off < r.bytes; off += chunk) {
+    cache->jobs.push_back(Job{e, off, std::min(chunk, r.bytes - off), &r.batch, r.out});
+    ++r.batch.left;
+  }
+  cache->work.notify_all();
+}
+
+// Without the lock held. Sets r.status.
+void finish_read(hector_tensor_cache* cache, PendingRead& r) {
+  if (r.status != HECTOR_OK) return;
+  Entry& e = *r.entry;
+  unsigned long long key = r.key;
+  uint64_t bytes = r.bytes;
+  bool checksum = cache->config.flags & HECTOR_CACHE_CHECKSUM;
+  int err = 0;
+  std::unique_lock<std::mutex> lock(cache->mu, std::defer_lock);
+  if (!r.from_disk) {
+    if (bytes) std::memcpy(r.out, e.host, bytes);  // pinned by `readers`
+    lock.lock();
+  } else {
+    lock.lock();
+    cache->done.wait(lock, [&] { return r.batch.left == 0; });
+    err = r.batch.error;
+  }
+  --e.readers;
+  if (e.on_disk && !e.readers && !e.released) cache->free_host(e);
+  cache->reclaim(e);
+  if (err) {
+    r.failed(HECTOR_ERROR_IO, "hector_tensor_cache_get: reading key %llu: %s", key,
+             std::strerror(err));
+    return;
+  }
+  uint64_t expected = e.hash;
   lock.unlock();
-  if (checksum && hash_bytes(out, bytes) != expected) {
+  if (checksum && hash_bytes(r.out, bytes) != expected) {
     std::lock_guard<std::mutex> relock(cache->mu);
     ++cache->stats.checksum_failures;
-    return fail(HECTOR_ERROR_IO,
-                "hector_tensor_cache_get: key %llu read back does not match its checksum",
-                (unsigned long long)key);
+    r.failed(HECTOR_ERROR_IO,
+             "hector_tensor_cache_get: key %llu read back does not match its checksum", key);
   }
-  if (copy_out && staged && bytes && !copy_out(context, out, 0, bytes))
-    return fail(HECTOR_ERROR_CUDA, "hector_tensor_cache_get: copying key %llu out: %s",
-                (unsigned long long)key, last_error());
-  return HECTOR_OK;
+}
+
+int get_one(hector_tensor_cache* cache, PendingRead& r) {
+  if (int s = check_cache(cache, "hector_tensor_cache_get")) return s;
+  {
+    std::unique_lock<std::mutex> lock(cache->mu);
+    begin_read(cache, lock, r);
+  }
+  finish_read(cache, r);
+  return r.status ? fail(r.status, "%s", r.error.c_str()) : HECTOR_OK;
 }
 
 }  // namespace
@@ -531,13 +599,92 @@ int get_impl(hector_tensor_cache* cache, uint64_t key, void* out, uint64_t bytes
 extern "C" int hector_tensor_cache_get(hector_tensor_cache* cache, uint64_t key, void* out,
                                        uint64_t bytes) {
   clear_error();
-  return get_impl(cache, key, out, bytes, nullptr, nullptr);
+  PendingRead r;
+  r.key = key;
+  r.out = static_cast<char*>(out);
+  r.bytes = bytes;
+  return get_one(cache, r);
 }
 
-int hector::tensor_cache_get_to(hector_tensor_cache* cache, uint64_t key, uint64_t bytes,
-                                CacheCopy copy_out, void* context, void* staging) {
+extern "C" int hector_tensor_cache_get_many(hector_tensor_cache* cache, uint64_t n,
+                                            const uint64_t* keys, void* const* outs,
+                                            const uint64_t* bytes, int* statuses) {
   clear_error();
-  return get_impl(cache, key, staging, bytes, copy_out, context);
+  if (int s = check_cache(cache, "hector_tensor_cache_get_many")) return s;
+  if (n && (!keys || !outs || !bytes))
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_get_many: keys, outs or bytes is NULL");
+  std::vector<PendingRead> reads;
+  try {
+    reads.resize(n);  // never resized again: the I/O threads hold pointers into it
+  } catch (const std::bad_alloc&) {
+    return fail(HECTOR_ERROR_OUT_OF_MEMORY, "hector_tensor_cache_get_many: out of host memory");
+  }
+  {
+    std::unique_lock<std::mutex> lock(cache->mu);
+    for (uint64_t i = 0; i < n; ++i) {
+      reads[i].key = keys[i];
+      reads[i].out = static_cast<char*>(outs[i]);
+      reads[i].bytes = bytes[i];
+      begin_read(cache, lock, reads[i]);
+    }
+  }
+  // Values in host memory are copied while the disk's chunks are read.
+  for (PendingRead& r : reads)
+    if (!r.from_disk) finish_read(cache, r);
+  for (PendingRead& r : reads)
+    if (r.from_disk) finish_read(cache, r);
+  uint64_t failures = 0, first = n;
+  for (uint64_t i = 0; i < n; ++i) {
+    if (statuses) statuses[i] = reads[i].status;
+    if (reads[i].status == HECTOR_OK) continue;
+    ++failures;
+    if (first == n) first = i;
+  }
+  if (!failures) return HECTOR_OK;
+  return fail(reads[first].status,
+              "hector_tensor_cache_get_many: read %llu of %llu (key %llu) failed: %s "
+              "(%llu of the %llu reads failed; their values stay stored)",
+              (unsigned long long)first, (unsigned long long)n,
+              (unsigned long long)reads[first].key, reads[first].error.c_str(),
+              (unsigned long long)failures, (unsigned long long)n);
+}
+
+struct hector_tensor_cache_read {
+  hector_tensor_cache* cache;
+  PendingRead read;
+};
+
+extern "C" int hector_tensor_cache_get_async(hector_tensor_cache* cache, uint64_t key,
+                                             void* out, uint64_t bytes,
+                                             hector_tensor_cache_read** read) {
+  clear_error();
+  if (!read)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_get_async: read is NULL");
+  *read = nullptr;
+  if (int s = check_cache(cache, "hector_tensor_cache_get_async")) return s;
+  std::unique_ptr<hector_tensor_cache_read> r(new (std::nothrow) hector_tensor_cache_read{});
+  if (!r)
+    return fail(HECTOR_ERROR_OUT_OF_MEMORY, "hector_tensor_cache_get_async: out of host memory");
+  r->cache = cache;
+  r->read.key = key;
+  r->read.out = static_cast<char*>(out);
+  r->read.bytes = bytes;
+  {
+    std::unique_lock<std::mutex> lock(cache->mu);
+    begin_read(cache, lock, r->read);
+  }
+  if (r->read.status) return fail(r->read.status, "%s", r->read.error.c_str());
+  *read = r.release();
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_wait(hector_tensor_cache_read* read) {
+  clear_error();
+  if (!read) return HECTOR_OK;
+  std::unique_ptr<hector_tensor_cache_read> r(read);
+  finish_read(r->cache, r->read);
+  return r->read.status ? fail(r->read.status, "%s", r->read.error.c_str()) : HECTOR_OK;
 }
 
 extern "C" int hector_tensor_cache_release(hector_tensor_cache* cache, uint64_t key) {
@@ -583,6 +730,97 @@ extern "C" int hector_tensor_cache_stats_get(hector_tensor_cache* cache,
     return fail(HECTOR_ERROR_INVALID_ARGUMENT, "hector_tensor_cache_stats_get: stats is NULL");
   std::lock_guard<std::mutex> lock(cache->mu);
   *stats = cache->stats;
+  return HECTOR_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// The host pool, made in the background
+//===----------------------------------------------------------------------===//
+
+namespace {
+constexpr uint64_t kDefaultPoolChunk = 256ull << 20;
+}
+
+extern "C" int hector_tensor_cache_reserve_pool(hector_tensor_cache* cache, uint64_t bytes,
+                                                uint64_t chunk_bytes) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_reserve_pool")) return s;
+  std::lock_guard<std::mutex> lock(cache->mu);
+  if (cache->host_pool.started())
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_reserve_pool: the cache has a host pool already");
+  uint64_t capacity = cache->config.host_capacity / kIoAlign * kIoAlign;
+  if (!bytes || bytes > capacity) bytes = capacity;
+  uint64_t chunk = align_up(chunk_bytes ? chunk_bytes : kDefaultPoolChunk);
+  bytes = align_up(bytes);
+  if (!bytes)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_reserve_pool: the host capacity is under 4 KiB");
+  bool pin = cache->config.flags & HECTOR_CACHE_PINNED;
+  std::string why;
+  if (int err = cache->host_pool.start(bytes, std::min(chunk, bytes),
+                                       pin ? offload::pin_range : nullptr,
+                                       pin ? offload::unpin_range : nullptr,
+                                       cache->pin_delay_us, why))
+    return fail(err == ENOMEM ? HECTOR_ERROR_OUT_OF_MEMORY : HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_reserve_pool: %s (%llu bytes): %s", why.c_str(),
+                (unsigned long long)bytes, std::strerror(err));
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_pool_wait(hector_tensor_cache* cache) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_pool_wait")) return s;
+  {
+    std::lock_guard<std::mutex> lock(cache->mu);
+    if (!cache->host_pool.started()) return HECTOR_OK;
+  }
+  cache->host_pool.wait_ready();  // the pool is never unmade while the cache lives
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_pool_stats_get(hector_tensor_cache* cache,
+                                                  hector_tensor_cache_pool_stats* stats) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_pool_stats_get")) return s;
+  if (!stats)
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_pool_stats_get: stats is NULL");
+  std::lock_guard<std::mutex> lock(cache->mu);
+  hector_tensor_cache_pool_stats out{};
+  if (cache->host_pool.started()) {
+    HostPool::Stats p = cache->host_pool.stats();
+    out.bytes = p.bytes;
+    out.bytes_ready = p.bytes_ready;
+    out.bytes_pinned = p.bytes_pinned;
+    out.pin_ns = p.pin_ns;
+    out.making = p.making;
+  }
+  out.puts_pooled = cache->puts_pooled;
+  out.puts_unready = cache->puts_unready;
+  out.puts_no_room = cache->puts_no_room;
+  *stats = out;
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_test_pin_delay(hector_tensor_cache* cache, uint64_t us) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_test_pin_delay")) return s;
+  std::lock_guard<std::mutex> lock(cache->mu);
+  cache->pin_delay_us = us;
+  return HECTOR_OK;
+}
+
+extern "C" int hector_tensor_cache_test_fail_read(hector_tensor_cache* cache, uint64_t key) {
+  clear_error();
+  if (int s = check_cache(cache, "hector_tensor_cache_test_fail_read")) return s;
+  std::lock_guard<std::mutex> lock(cache->mu);
+  auto it = cache->entries.find(key);
+  if (it == cache->entries.end())
+    return fail(HECTOR_ERROR_INVALID_ARGUMENT,
+                "hector_tensor_cache_test_fail_read: no value under key %llu",
+                (unsigned long long)key);
+  it->second->fail_next_read = true;
   return HECTOR_OK;
 }
 
@@ -750,4 +988,24 @@ void hector::tensor_cache_read_end(CacheRead* read) {
   std::lock_guard<std::mutex> lock(r->cache->mu);
   --r->entry->readers;
   r->cache->reclaim(*r->entry);
+}
+
+void* hector::tensor_cache_take_host(hector_tensor_cache* cache, uint64_t bytes, uint64_t* size) {
+  clear_error();
+  std::lock_guard<std::mutex> lock(cache->mu);
+  void* block = cache->take_block(align_up(bytes), size, /*for_put=*/false);
+  if (!block)
+    fail(HECTOR_ERROR_OUT_OF_MEMORY, "tensor cache: no host memory for a read of %llu bytes",
+         (unsigned long long)bytes);
+  return block;
+}
+
+void hector::tensor_cache_give_host(hector_tensor_cache* cache, void* block, uint64_t size) {
+  std::lock_guard<std::mutex> lock(cache->mu);
+  cache->give_block(static_cast<char*>(block), size);
+}
+
+uint64_t hector::tensor_cache_pinned_piece(hector_tensor_cache* cache, const void* host) {
+  // No lock: the pool's region is fixed before any block is handed out.
+  return cache->host_pool.pinned_piece(host);
 }
