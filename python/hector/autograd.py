@@ -206,11 +206,15 @@ def run(library: CompiledLibrary, name: str, graph, synchronize: bool = True,
         raise TypeError(f"{name}() takes tensors {', '.join(names)}"
                         + (f"; missing {', '.join(missing)}" if missing else "")
                         + (f"; unexpected {', '.join(extra)}" if extra else ""))
-    for n in names:
-        t = tensors[n]
+    for arg in params:
+        n, t = arg.name, tensors[arg.name]
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}(): argument '{n}' must be a torch tensor, "
                             f"got {type(t).__name__}")
+        if arg.dtype != "float32":  # a seed (int64 [1]): it has no gradient
+            if t.dtype != getattr(torch, arg.dtype):
+                raise TypeError(f"{name}(): argument '{n}' must be {arg.dtype}, got {t.dtype}")
+            continue
         if t.dtype != torch.float32:
             raise TypeError(f"{name}(): argument '{n}' must be float32, got {t.dtype} "
                             "(hector's libraries compute in float32)")
