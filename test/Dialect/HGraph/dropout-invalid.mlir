@@ -3,7 +3,7 @@
 // One case per hgraph.dropout verifier error.
 
 hgraph.func @p_above_one(%g: !hgraph.graph, %a: !hgraph.edge<2xf32, heads = 2>, %s: !hgraph.seed) {
-  // expected-error @+1 {{drop probability p must be in [0, 1], got 1.5}}
+  // expected-error @+1 {{drop probability p must be in [0, 1], got 1.500000e+00}}
   %0 = hgraph.dropout %a, %s p 1.500000e+00 : !hgraph.edge<2xf32, heads = 2>
   hgraph.return
 }
@@ -11,7 +11,7 @@ hgraph.func @p_above_one(%g: !hgraph.graph, %a: !hgraph.edge<2xf32, heads = 2>, 
 // -----
 
 hgraph.func @p_negative(%g: !hgraph.graph, %a: !hgraph.edge<2xf32, heads = 2>, %s: !hgraph.seed) {
-  // expected-error @+1 {{drop probability p must be in [0, 1], got -0.1}}
+  // expected-error @+1 {{drop probability p must be in [0, 1], got -1.000000e-01}}
   %0 = hgraph.dropout %a, %s p -1.000000e-01 : !hgraph.edge<2xf32, heads = 2>
   hgraph.return
 }
@@ -51,7 +51,7 @@ hgraph.func @result_type_differs(%g: !hgraph.graph, %a: !hgraph.edge<2xf32>, %s:
 // -----
 
 hgraph.func @int_p(%g: !hgraph.graph, %a: !hgraph.edge<2xf32>, %s: !hgraph.seed) {
-  // expected-error @+1 {{attribute 'p' failed to satisfy constraint: 64-bit float attribute}}
+  // expected-error @+1 {{Invalid attribute `p` in property conversion: 1 : i64}}
   %0 = "hgraph.dropout"(%a, %s) <{p = 1 : i64}> : (!hgraph.edge<2xf32>, !hgraph.seed) -> !hgraph.edge<2xf32>
   hgraph.return
 }
