@@ -10,8 +10,8 @@ the caller's edge index. Then:
 - a standalone `hgraph.dropout` of an edge-wise value: exact values and
   gradient (the same mask on the incoming gradient), the keep fraction of
   200,000 elements within 5 sigma of 1 - p, p = 0 and p = 1;
-- RGATConv with dropout in {0, 0.3, 1}, heads 1 and 4, random graphs in
-  random edge order: output and the gradients of x and every parameter
+- RGATConv with dropout in {0, 0.3, 1}, heads 1 and 4 (and
+  attention_mechanism='within-relation'), random graphs in random edge order: output and the gradients of x and every parameter
   against a float64 reference of BRIEF.md §4's RGAT with the mask applied
   to α after the softmax (PyG's F.dropout(alpha) in RGATConv.message);
   α returned by return_attention_weights is before dropout (PyG's _alpha);
@@ -183,9 +183,11 @@ def test_seeds_give_different_masks(drop_library):
 
 # ---- RGATConv(dropout=p) ----------------------------------------------------------------
 
-def rgat_reference(p, x, edge_index, edge_type, *, heads, channels, mask, drop):
+def rgat_reference(p, x, edge_index, edge_type, *, heads, channels, mask, drop, within=False):
     """BRIEF.md §4's RGAT (hector's parameterisation, one attention vector per
-    relation) in float64, with α dropped by `mask` [E, H] after the softmax."""
+    relation) in float64, with α dropped by `mask` [E, H] after the softmax
+    (over the incoming edges of each destination, or with `within` of each
+    destination and relation, PyG's 'within-relation')."""
     src, dst = edge_index[0], edge_index[1]
     n, e, h, c = x.size(0), src.numel(), heads, channels
     w = p["weight"][edge_type]                                         # [E, in, H·C]
@@ -195,8 +197,9 @@ def rgat_reference(p, x, edge_index, edge_type, *, heads, channels, mask, drop):
         + (zt * p["att_dst"][edge_type].view(e, h, c)).sum(-1)
     score = torch.nn.functional.leaky_relu(score, 0.2)
     alpha = torch.empty_like(score)
-    for t in dst.unique():
-        m = dst == t
+    groups = dst * R + edge_type if within else dst
+    for t in groups.unique():
+        m = groups == t
         alpha[m] = torch.softmax(score[m], dim=0)
     coef = dropped(alpha, mask, drop)
     out = torch.zeros(n, h, c, dtype=torch.float64).index_add(0, dst, coef.unsqueeze(-1) * z)
@@ -223,14 +226,18 @@ def rel_err(actual, expected):
     return float((actual - expected).abs().max() / max(expected.abs().max(), 1e-30))
 
 
-@pytest.mark.parametrize("heads,channels", [(1, 4), (4, 2), (4, 3)])
-@pytest.mark.parametrize("drop", [0.3, 0.0, 1.0])
-def test_rgat_dropout_against_reference(monkeypatch, heads, channels, drop):
+RGAT_CASES = [(heads, channels, drop, False) for heads, channels in ((1, 4), (4, 2), (4, 3))
+              for drop in (0.3, 0.0, 1.0)] + [(1, 4, 0.3, True), (4, 2, 0.3, True)]
+
+
+@pytest.mark.parametrize("heads,channels,drop,within", RGAT_CASES)
+def test_rgat_dropout_against_reference(monkeypatch, heads, channels, drop, within):
     seed = 0x5DEECE66D * heads + channels
     monkeypatch.setattr(rgat_module, "draw_seed",
                         lambda device: torch.tensor([seed], dtype=torch.int64, device=device))
     torch.manual_seed(heads * 10 + channels)
-    conv = hnn.RGATConv(IN, channels, R, heads=heads, dropout=drop)
+    conv = hnn.RGATConv(IN, channels, R, heads=heads, dropout=drop, attention_mechanism=(
+        "within-relation" if within else "across-relation"))
     randomize(conv, heads + channels)
     n, edge_index, edge_type = rgat_graph(heads * 7 + channels)
     x = torch.randn(n, IN, requires_grad=True)
@@ -240,7 +247,7 @@ def test_rgat_dropout_against_reference(monkeypatch, heads, channels, drop):
     p = {k: v.detach().double().requires_grad_() for k, v in conv.named_parameters()}
     xr = x.detach().double().requires_grad_()
     ref, ref_alpha = rgat_reference(p, xr, edge_index, edge_type, heads=heads,
-                                    channels=channels, mask=mask, drop=drop)
+                                    channels=channels, mask=mask, drop=drop, within=within)
     assert rel_err(out, ref) < TOL
     assert rel_err(alpha, ref_alpha) < TOL  # before dropout, as PyG's _alpha
 
