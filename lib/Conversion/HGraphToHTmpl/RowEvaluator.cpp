@@ -393,6 +393,8 @@ Value RowEvaluator::emitDropout(OpBuilder &b, hg::DropoutOp op,
   double p = op.getP().convertToDouble();
   if (p >= 1.0)
     return constantFloat(b, loc, element, 0.0);
+  if (p <= 0.0) // keeps everything, scaled by 1 (the op's folder, unless
+    return input; // nothing canonicalized the function first)
   auto constant = [&](uint32_t value) {
     return arith::ConstantIntOp::create(b, loc, b.getI32Type(),
                                         static_cast<int32_t>(value));

@@ -59,3 +59,18 @@ hgraph.func @drop_all(%g: !hgraph.graph, %x: !hgraph.edge<4xf32> {hgraph.name = 
   %d = hgraph.dropout %x, %seed p 1.000000e+00 : !hgraph.edge<4xf32>
   hgraph.return %d : !hgraph.edge<4xf32>
 }
+
+// -----
+
+// p = 0 keeps everything unscaled: the input is copied, no hash is computed
+// (the op's folder does the same at the hgraph level).
+// CHECK-LABEL: func.func @keep_all
+// CHECK: htmpl.traversal edges
+// CHECK-NOT: arith.muli
+// CHECK: %[[X:.*]] = memref.load
+// CHECK-NEXT: memref.store %[[X]]
+hgraph.func @keep_all(%g: !hgraph.graph, %x: !hgraph.edge<4xf32> {hgraph.name = "x"},
+                      %seed: !hgraph.seed {hgraph.name = "seed"}) -> !hgraph.edge<4xf32> {
+  %d = hgraph.dropout %x, %seed p 0.000000e+00 : !hgraph.edge<4xf32>
+  hgraph.return %d : !hgraph.edge<4xf32>
+}
