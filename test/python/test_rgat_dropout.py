@@ -27,6 +27,8 @@ import math
 import numpy as np
 import pytest
 
+from dropout_reference import fmix, keep_mask
+
 torch = pytest.importorskip("torch")
 
 import hector.nn as hnn  # noqa: E402
@@ -44,36 +46,7 @@ def cache(tmp_path_factory):
         yield
 
 
-# ---- the mask, from its specification -------------------------------------------------
-
-_M32 = np.uint64(0xFFFFFFFF)
-
-
-def _u(value: int) -> np.uint64:
-    return np.uint64(value)
-
-
-def fmix(x):
-    """MurmurHash3's 32-bit finalizer on uint64 arrays holding 32-bit values."""
-    x = x ^ (x >> _u(16))
-    x = (x * _u(0x85EBCA6B)) & _M32
-    x = x ^ (x >> _u(13))
-    x = (x * _u(0xC2B2AE35)) & _M32
-    return x ^ (x >> _u(16))
-
-
-def keep_mask(seed: int, num_edges: int, width: int, p: float) -> np.ndarray:
-    """[num_edges, width] bool: element (n, j) of the caller's edge n is kept."""
-    s = seed % 2**64  # the int64 seed's two's-complement bits
-    lo, hi = _u(s & 0xFFFFFFFF), _u(s >> 32)
-    k1 = fmix(lo ^ _u(0x243F6A88))
-    k2 = fmix(hi ^ k1 ^ _u(0x85A308D3))
-    n = np.arange(num_edges, dtype=np.uint64)[:, None]
-    j = np.arange(width, dtype=np.uint64)[None, :]
-    c = (n * _u(width) + j) & _M32
-    r = fmix((fmix(c ^ k1) + k2) & _M32)
-    return (r >> _u(8)) >= _u(math.ceil(p * 2**24))
-
+# ---- the mask, from its specification (dropout_reference.py) -----------------------------
 
 def dropped(values: torch.Tensor, mask: np.ndarray, p: float) -> torch.Tensor:
     """values with the mask applied and the kept ones scaled by 1/(1-p)."""
