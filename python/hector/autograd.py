@@ -4,8 +4,8 @@
     out, = hector.autograd.run(lib, "rgat", pre, h=h, W=W, a=a, b=b)
     out.sum().backward()                        # fills h.grad, W.grad, ...
 
-run() calls function f of `lib` on torch tensors (float32, contiguous copies
-are made where needed, all on the library's device: CPU for --target=cpu,
+run() calls function f of `lib` on torch tensors (float32, and int64 [1] for
+a seed argument; contiguous copies are made where needed, all on the library's device: CPU for --target=cpu,
 CUDA for --target=cuda) and returns its results as new tensors. When
 gradients are needed (grad mode on and some input requires grad) it calls
 the training forward f_fwd instead, keeps its saved tensors, and the backward
