@@ -400,30 +400,51 @@ Value RowEvaluator::emitDropout(OpBuilder &b, hg::DropoutOp op,
                                         static_cast<int32_t>(value));
   };
   Type i32 = b.getI32Type();
-  Value seed = load(b, leafIndex({store.seeds.lookup(op.getSeed()),
-                                  AccessScheme::Whole}),
-                    arith::ConstantIndexOp::create(b, loc, 0));
-  Value lo = arith::TruncIOp::create(b, loc, i32, seed);
-  Value hi = arith::TruncIOp::create(
-      b, loc, i32,
-      arith::ShRUIOp::create(
-          b, loc, seed,
-          arith::ConstantIntOp::create(b, loc, b.getI64Type(), 32)));
-  Value k1 = fmix32(b, loc, arith::XOrIOp::create(b, loc, lo, constant(0x243F6A88u)));
-  Value k2 = fmix32(
-      b, loc,
-      arith::XOrIOp::create(b, loc, arith::XOrIOp::create(b, loc, hi, k1),
-                            constant(0x85A308D3u)));
-  unsigned permLeaf = leafIndex({store.edgePerm, AccessScheme::Edge});
-  Value edge = memref::LoadOp::create(b, loc, store.edgePerm,
-                                      ValueRange{rowArgs[permLeaf]});
+  // The seed's keys, once per traversal body (at its start, where every
+  // head and feature loop sees them), not once per element.
+  Value seedMemref = store.seeds.lookup(op.getSeed());
+  Block *body = cast<BlockArgument>(rowArgs.front()).getOwner();
+  auto [it, inserted] = seedKeys.try_emplace({seedMemref, body});
+  if (inserted) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    Value seed =
+        load(b, leafIndex({seedMemref, AccessScheme::Whole}),
+             arith::ConstantIndexOp::create(b, loc, 0));
+    Value lo = arith::TruncIOp::create(b, loc, i32, seed);
+    Value hi = arith::TruncIOp::create(
+        b, loc, i32,
+        arith::ShRUIOp::create(
+            b, loc, seed,
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(), 32)));
+    Value k1 = fmix32(
+        b, loc,
+        arith::XOrIOp::create(b, loc, lo, arith::ConstantIntOp::create(
+                                              b, loc, i32, 0x243F6A88)));
+    Value k2 = fmix32(
+        b, loc,
+        arith::XOrIOp::create(
+            b, loc, arith::XOrIOp::create(b, loc, hi, k1),
+            arith::ConstantIntOp::create(
+                b, loc, i32, static_cast<int32_t>(0x85A308D3u))));
+    it->second = {k1, k2};
+  }
+  auto [k1, k2] = it->second;
+  // n·W, once per edge too.
+  auto [base, fresh] = edgeCounters.try_emplace({body, type.getWidth()});
+  if (fresh) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(body, std::next(it->second.second.getDefiningOp()
+                                            ->getIterator()));
+    unsigned permLeaf = leafIndex({store.edgePerm, AccessScheme::Edge});
+    Value edge = memref::LoadOp::create(b, loc, store.edgePerm,
+                                        ValueRange{rowArgs[permLeaf]});
+    base->second = arith::MulIOp::create(
+        b, loc, edge, constant(static_cast<uint32_t>(type.getWidth())));
+  }
   Value col = arith::IndexCastUIOp::create(
       b, loc, i32, column(b, type, request.head, request.feature));
-  Value counter = arith::AddIOp::create(
-      b, loc,
-      arith::MulIOp::create(b, loc, edge,
-                            constant(static_cast<uint32_t>(type.getWidth()))),
-      col);
+  Value counter = arith::AddIOp::create(b, loc, base->second, col);
   Value hash = fmix32(
       b, loc,
       arith::AddIOp::create(

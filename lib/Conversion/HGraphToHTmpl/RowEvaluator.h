@@ -151,6 +151,12 @@ private:
   llvm::DenseSet<mlir::Value> collected;
   /// (value, head, feature, block) -> the value emitted there.
   llvm::DenseMap<Key, mlir::Value> emitted;
+  /// (seed buffer, traversal body) -> hgraph.dropout's keys k1, k2 there.
+  llvm::DenseMap<std::pair<mlir::Value, mlir::Block *>,
+                 std::pair<mlir::Value, mlir::Value>>
+      seedKeys;
+  /// (traversal body, width W) -> n·W of the current edge (hgraph.dropout).
+  llvm::DenseMap<std::pair<mlir::Block *, int64_t>, mlir::Value> edgeCounters;
   /// (feature, offset, block) -> offsetColumn's value there.
   llvm::DenseMap<std::tuple<mlir::Value, int64_t, mlir::Block *>, mlir::Value>
       columns;

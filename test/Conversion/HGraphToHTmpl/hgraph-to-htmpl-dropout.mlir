@@ -3,8 +3,9 @@
 // hgraph.dropout is evaluated inside the traversal that consumes it: the
 // seed (memref<1xi64>, read whole) and the caller's edge index (edge_perm)
 // are leaves of that traversal, the mask is integer arithmetic on them
-// (MurmurHash3's finalizer, keyed by the seed), computed once per edge and
-// head, outside the feature loop; no mask or dropped value is stored.
+// (MurmurHash3's finalizer, keyed by the seed: the keys once per edge, the
+// hash once per edge and head, outside the feature loop); no mask or
+// dropped value is stored.
 
 // CHECK-LABEL: func.func @attend
 // CHECK-SAME: %[[PERM:[^:]*]]: memref<?xi32> {hector.arg = {name = "edge_perm", role = "graph", shape = ["E"]}}
@@ -18,14 +19,16 @@
 // CHECK: htmpl.traversal edges {{.*}} outs(%[[ALPHA:[^ ]*]] : memref<?x2xf32> as edge)
 // CHECK: htmpl.traversal edges coo({{.*}}) ins(%[[PERM]] : memref<?xi32> as edge, %[[ALPHA]] : memref<?x2xf32> as edge, %[[SEED]] : memref<1xi64> as whole, %[[Z]] : memref<?x8xf32> as edge) outs(%[[OUT]] : memref<?x8xf32> as dst)
 // CHECK-NEXT: ^bb0(%{{.*}}: index, %[[RP:[^:]*]]: index, %[[RA:[^:]*]]: index, %{{[^:]*}}: index, %[[RZ:[^:]*]]: index, %[[RO:[^:]*]]: index):
-// CHECK-NEXT: scf.for %[[HEAD:.*]] = %{{.*}} to %{{.*}} step
-// CHECK-NEXT: %[[A:.*]] = memref.load %[[ALPHA]][%[[RA]], %[[HEAD]]]
+// The seed's keys and the edge's counter base n·W, once per edge:
 // CHECK-NEXT: %[[S:.*]] = memref.load %[[SEED]][%{{.*}}] : memref<1xi64>
 // CHECK: arith.muli %{{.*}}, %[[M1]] : i32
 // CHECK: arith.muli %{{.*}}, %[[M2]] : i32
 // CHECK: %[[N:.*]] = memref.load %[[PERM]][%[[RP]]] : memref<?xi32>
-// CHECK-NEXT: %[[J:.*]] = arith.index_castui %[[HEAD]] : index to i32
 // CHECK-NEXT: %[[NW:.*]] = arith.muli %[[N]], %{{.*}} : i32
+// then the hash of (n·W + head) per head, outside the feature loop:
+// CHECK-NEXT: scf.for %[[HEAD:.*]] = %{{.*}} to %{{.*}} step
+// CHECK-NEXT: %[[A:.*]] = memref.load %[[ALPHA]][%[[RA]], %[[HEAD]]]
+// CHECK-NEXT: %[[J:.*]] = arith.index_castui %[[HEAD]] : index to i32
 // CHECK-NEXT: %[[C:.*]] = arith.addi %[[NW]], %[[J]] : i32
 // CHECK: %[[KEEP:.*]] = arith.cmpi uge, %{{.*}}, %[[THRESHOLD]] : i32
 // CHECK-NEXT: %[[SCALED:.*]] = arith.mulf %[[A]], %[[SCALE]] : f32
