@@ -4,8 +4,8 @@
     out, = hector.autograd.run(lib, "rgat", pre, h=h, W=W, a=a, b=b)
     out.sum().backward()                        # fills h.grad, W.grad, ...
 
-run() calls function f of `lib` on torch tensors (float32, contiguous copies
-are made where needed, all on the library's device: CPU for --target=cpu,
+run() calls function f of `lib` on torch tensors (float32, and int64 [1] for
+a seed argument; contiguous copies are made where needed, all on the library's device: CPU for --target=cpu,
 CUDA for --target=cuda) and returns its results as new tensors. When
 gradients are needed (grad mode on and some input requires grad) it calls
 the training forward f_fwd instead, keeps its saved tensors, and the backward
@@ -206,11 +206,15 @@ def run(library: CompiledLibrary, name: str, graph, synchronize: bool = True,
         raise TypeError(f"{name}() takes tensors {', '.join(names)}"
                         + (f"; missing {', '.join(missing)}" if missing else "")
                         + (f"; unexpected {', '.join(extra)}" if extra else ""))
-    for n in names:
-        t = tensors[n]
+    for arg in params:
+        n, t = arg.name, tensors[arg.name]
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"{name}(): argument '{n}' must be a torch tensor, "
                             f"got {type(t).__name__}")
+        if arg.dtype != "float32":  # a seed (int64 [1]): it has no gradient
+            if t.dtype != getattr(torch, arg.dtype):
+                raise TypeError(f"{name}(): argument '{n}' must be {arg.dtype}, got {t.dtype}")
+            continue
         if t.dtype != torch.float32:
             raise TypeError(f"{name}(): argument '{n}' must be float32, got {t.dtype} "
                             "(hector's libraries compute in float32)")

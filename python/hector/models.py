@@ -76,7 +76,7 @@ hgraph.func @rgcn(%g: !hgraph.graph, {_arg("h", h)},
 
 
 def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod="none",
-         edge_dim=0, alpha="no", within=0):
+         edge_dim=0, alpha="no", within=0, dropout=0.0):
     """RGAT with PyG's RGATConv options (hector.nn.RGATConv):
 
     mode      "additive": score = LeakyReLU(s_src + s_dst [+ s_edge]);
@@ -101,7 +101,14 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
               relation's column, `aggregate max`/`sum` per destination give
               every (t, r) group's maximum and sum, and a per-head `dot` with
               P picks the edge's group back: O(E·H·R) work and temporaries,
-              where a grouped edge softmax would need O(E·H)."""
+              where a grouped edge softmax would need O(E·H).
+    dropout   p in (0, 1]: PyG's attention dropout in training, α_e dropped
+              with probability p and scaled by 1/(1−p) before it weights the
+              messages (mod "none" only, as PyG), by `hgraph.dropout` with a
+              seed argument `seed` (int64 [1]) that the caller draws per
+              call; the mask is a hash of (seed, edge, head) that
+              docs/dialects/HGraphDialect.md spells out. α returned with
+              alpha="yes" is before dropout (PyG's _alpha)."""
     h = _feature("node", width_in)
     z, o = _feature("edge", width_out, heads), _feature("node", width_out, heads)
     s = _feature("edge", heads, heads)
@@ -169,6 +176,15 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
   %deg = hgraph.aggregate sum %one1 : {one} -> {_feature("node", 1)}
 """
     weights = "α_e"
+    attended = "alpha"
+    if dropout:
+        if mod != "none":
+            raise ValueError(f"dropout needs mod 'none' (PyG drops α only without mod), "
+                             f"got mod {mod!r}")
+        args.append(_arg("seed", "!hgraph.seed"))
+        weights = "dropout_p(α_e)"
+        body += f"  %alphad = hgraph.dropout %alpha, %seed p {_float(dropout)} : {s}\n"
+        attended = "alphad"
     if mod == "f-additive":  # PyG: α + 1 where α > 0 (α = 0 only where exp underflows)
         weights = "(α_e + [α_e > 0])"
         body += f"""  %zero = hgraph.zeros : {s}
@@ -179,7 +195,7 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
   %msg = hgraph.scale %coef, %z : {s}, {z} -> {z}
 """
     else:
-        body += f"  %msg = hgraph.scale %alpha, %z : {s}, {z} -> {z}\n"
+        body += f"  %msg = hgraph.scale %{attended}, %z : {s}, {z} -> {z}\n"
     tail = ""
     if mod == "none" or mod == "f-additive":
         body += f"  %out = hgraph.aggregate sum %msg : {z} -> {o}\n"
@@ -220,7 +236,9 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
         ("mod", mod), ("edge input", f"ea [E, {edge_dim}]" if edge_dim else "none"),
         ("results", "h', α" if alpha == "yes" else "h'"),
         ("softmax groups", f"(destination, relation) of {within} relations, P [R, H·R]"
-         if within else "none")) if v not in ("none", "h'")]
+         if within else "none"),
+        ("attention dropout", f"p = {dropout:g}, seed [1] int64" if dropout else "none"))
+        if v not in ("none", "h'")]
     lines = [args[0]] + [", ".join(args[i:i + 3]) for i in range(1, len(args), 3)]
     signature = ",\n                  ".join(lines)
     return f"""// RGAT (BRIEF.md §4), {heads} head(s) of {c} features:
@@ -360,7 +378,7 @@ MODELS = {"rgcn": rgcn, "rgat": rgat, "hgt": hgt}
 # Options a model takes beyond the widths and heads, with their defaults.
 OPTIONS = {"rgcn": {"aggr": "mean"},
            "rgat": {"negative_slope": 0.2, "mode": "additive", "mod": "none", "edge_dim": 0,
-                    "alpha": "no", "within": 0},
+                    "alpha": "no", "within": 0, "dropout": 0.0},
            "hgt": {"residual": "auto", "form": "brief"}}
 # The values a word-valued option takes.
 CHOICES = {"aggr": ("mean", "sum"), "residual": ("auto", "separate"), "form": ("brief", "pyg"),
@@ -400,6 +418,11 @@ def generate(model: str, width: int = 64, out_width=None, heads: int = 1, **opti
                 or not math.isfinite(slope):
             raise ValueError(f"negative_slope must be a finite number, got {slope!r}")
         options["negative_slope"] = float(slope)
+    if "dropout" in options:
+        p = options["dropout"]
+        if isinstance(p, bool) or not isinstance(p, (int, float)) or not 0.0 <= p <= 1.0:
+            raise ValueError(f"dropout must be a probability in [0, 1], got {p!r}")
+        options["dropout"] = float(p)
     for name, zero in (("edge_dim", "no edge input"), ("within", "across-relation")):
         value = options.get(name, 0)
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:

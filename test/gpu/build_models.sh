@@ -59,6 +59,8 @@ export HECTOR_BUILD_DIR="$build"
 "$python" "$root/test/gpu/test_htmpl_gpu.py" --build "$out/htmpl"
 # The gradient ops and training entries (test/gpu/test_gradient_ops_gpu.py).
 HECTOR_BUILD_DIR="$build" "$python" "$root/test/gpu/test_gradient_ops_gpu.py" --build "$out/gradients"
+# Attention dropout: the CUDA mask against its specification (test/gpu/test_dropout_gpu.py).
+HECTOR_BUILD_DIR="$build" "$python" "$root/test/gpu/test_dropout_gpu.py" --build "$out/dropout"
 # Host-resident node features: --host-resident=h (test/gpu/test_host_resident_gpu.py).
 HECTOR_BUILD_DIR="$build" "$python" "$root/test/gpu/test_host_resident_gpu.py" --build "$out/host"
 echo "build_models: wrote $(ls "$out"/*.so | grep -vc runtime) model libraries to $out"

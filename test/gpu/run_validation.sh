@@ -35,6 +35,11 @@ HECTOR_GRADIENT_GPU_DIR="$models/gradients" python3 -m pytest -q -p no:cacheprov
   test/gpu/test_gradient_ops_gpu.py > "$out/gradient_ops_gpu.log" 2>&1
 echo "gradient ops: $(tail -1 "$out/gradient_ops_gpu.log")"
 
+# Attention dropout (hgraph.dropout): the CUDA mask bit for bit against its specification.
+HECTOR_DROPOUT_GPU_DIR="$models/dropout" python3 -m pytest -q -p no:cacheprovider \
+  test/gpu/test_dropout_gpu.py > "$out/dropout_gpu.log" 2>&1
+echo "attention dropout: $(tail -1 "$out/dropout_gpu.log")"
+
 # Host-resident h (hectorc --host-resident): unified vs device h, no copy, timings.
 python3 test/gpu/test_host_resident_gpu.py --libs "$models/host" --bench --json "$out/host_resident.json" > "$out/host_resident.log" 2>&1; tail -1 "$out/host_resident.log"
 

@@ -37,6 +37,8 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+import dropout_reference
+
 
 # ---- types --------------------------------------------------------------------
 
@@ -88,7 +90,15 @@ class GraphT:
         return "!hgraph.graph"
 
 
-_TYPE = re.compile(r"!hgraph\.(graph|node|edge|weight)(?:<([^>]*)>)?")
+@dataclass(frozen=True)
+class SeedT:
+    """`!hgraph.seed`: an int64 [1] argument (hgraph.dropout's mask)."""
+
+    def text(self) -> str:
+        return "!hgraph.seed"
+
+
+_TYPE = re.compile(r"!hgraph\.(graph|seed|node|edge|weight)(?:<([^>]*)>)?")
 
 
 def parse_type(text: str):
@@ -98,6 +108,8 @@ def parse_type(text: str):
     kind, body = m.group(1), m.group(2)
     if kind == "graph":
         return GraphT()
+    if kind == "seed":
+        return SeedT()
     if kind in ("node", "edge"):
         fields = [f.strip() for f in body.split(",")]
         width = int(fields[0].split("x")[0])
@@ -273,7 +285,7 @@ def _parse_op(line: str) -> Op:
         if word in ("from", "to", "node_of"):
             attrs[word] = words[i + 1]
             i += 2
-        elif word in ("alpha", "by"):
+        elif word in ("alpha", "by", "p"):
             attrs[word] = float(words[i + 1])
             i += 2
         elif word in ("offset", "heads"):
@@ -598,6 +610,9 @@ def evaluate(func: Function, graph: Graph, inputs: Dict[str, np.ndarray],
     for index, (ssa, type_, _) in enumerate(func.args):
         if isinstance(type_, GraphT):
             continue
+        if isinstance(type_, SeedT):
+            values[ssa] = np.asarray(inputs[func.arg_name(index)], np.int64)
+            continue
         values[ssa] = np.asarray(inputs[func.arg_name(index)], dtype)
         if func.arg_compact(index):   # one row per pair: every edge reads its pair's
             values[ssa] = values[ssa][pair]
@@ -615,9 +630,17 @@ def _compact_results(func: Function) -> List[bool]:
     return func.compact_results or [False] * len(func.results)
 
 
+def _dropout_mask(op: Op, seed, graph: Graph) -> np.ndarray:
+    """hgraph.dropout's mask over the user's edges (dropout_reference.py)."""
+    return dropout_reference.keep_mask(int(seed[0]), graph.E, op.result_type.width,
+                                       op.attrs["p"])
+
+
 def _forward(op: Op, xs: list, graph: Graph, dtype):
     name, a = op.name, op.attrs
     t = op.result_type
+    if name == "dropout":
+        return dropout_reference.apply(xs[0], _dropout_mask(op, xs[1], graph), a["p"])
     if name == "add":
         return xs[0] + xs[1]
     if name == "sub":
@@ -744,7 +767,7 @@ def vjp(func: Function, graph: Graph, run: Run, cotangents: List[np.ndarray]
                 add(operand, g)
     out = {}
     for index, (ssa, type_, _) in enumerate(func.args):
-        if isinstance(type_, GraphT):
+        if isinstance(type_, (GraphT, SeedT)):   # a seed has no gradient
             continue
         grad = grads.get(ssa, np.zeros_like(run.values[ssa]))
         if func.arg_compact(index):   # every edge of a pair read the pair's row
@@ -758,6 +781,8 @@ def vjp(func: Function, graph: Graph, run: Run, cotangents: List[np.ndarray]
 def _backward(op: Op, xs: list, y, dy, graph: Graph, dtype) -> list:
     """One contribution per operand (None: none)."""
     name, a = op.name, op.attrs
+    if name == "dropout":   # linear: the same mask on the gradient
+        return [dropout_reference.apply(dy, _dropout_mask(op, xs[1], graph), a["p"]), None]
     if name == "add":
         return [dy, dy]
     if name == "sub":

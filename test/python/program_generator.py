@@ -8,7 +8,7 @@ dialect that hectorc lowers: typed linear maps (single, node- and edge-typed
 weights, matrix and per-head slices, from node/src/dst/edge, transposed),
 typed vectors, gathers, aggregations (sum, mean, max; to dst and to src),
 edge softmax, dot, scale, concat, slice, element-wise math, relation and
-degree norms, zeros, and in forward-only programs the ops autodiff cannot
+degree norms, zeros, dropout (with a seed argument), and in forward-only programs the ops autodiff cannot
 differentiate (equal, leaky_relu_grad, weight_grad, type_sum, weight_outer,
 weight_products other than a matrix times a vector indexed alike, with or
 without `heads`) and
@@ -100,6 +100,7 @@ class _Builder:
         self.weight_values: List[Value] = []
         self.lines: List[str] = []
         self.count = 0
+        self.seed: Optional[Value] = None   # the seed argument of dropouts, once
 
     # -- random choices
     def chance(self, p: float) -> bool:
@@ -285,6 +286,7 @@ class _Builder:
         ops = {"typed_linear": 3.0, "gather": 1.5, "aggregate": 2.0, "edge_softmax": 1.2,
                "dot": 1.2, "scale": 1.2, "concat": 0.7, "slice": 0.7, "unary": 2.5,
                "binary": 2.5, "typed_vector": 1.0, "norm": 0.6, "zeros": 0.1}
+        ops["dropout"] = 0.5
         if self.training:   # slice is a gradient op: autodiff has no rule for it
             del ops["slice"]
         else:
@@ -429,6 +431,15 @@ class _Builder:
         return self.emit("add", f"%{x.ssa}, %{value.ssa}", out.text(), out, [x, value])
 
     # forward-only ops
+    def op_dropout(self):
+        x = self.any_feature("edge")
+        if self.seed is None:   # one seed argument, read by every dropout
+            self.args.append(("seed", hi.SeedT(), False))
+            self.seed = Value("seed", hi.SeedT(), 1)
+        p = self.choice([0.0, 0.25, 0.5, 0.9, 1.0])
+        return self.emit("dropout", f"%{x.ssa}, %seed p {p!r}", x.type.text(), x.type,
+                         [x, self.seed], src_only=False)
+
     def op_equal(self):
         x = self.any_feature("edge")
         if self.chance(0.7):   # the argmax indicator autodiff builds for aggregate max
@@ -757,6 +768,9 @@ def _inputs(func: hi.Function, graph: hi.Graph, rng) -> Dict[str, np.ndarray]:
         if isinstance(type_, hi.GraphT):
             continue
         name = func.arg_name(index)
+        if isinstance(type_, hi.SeedT):
+            values[name] = np.array([rng.integers(-2**63, 2**63 - 1)], np.int64)
+            continue
         if isinstance(type_, Feature):
             rows = graph.N if type_.domain == "node" else graph.E
             rows = pairs if func.arg_compact(index) else rows

@@ -14,7 +14,7 @@
 //    source score) is computed per pair in that GEMM's epilogue (row_dot).
 // 2. Fused traversals next: row-wise ops (element-wise math, dot, scale,
 //    slice, gather, typed_vector, relation_norm, degree_norm, zeros, equal,
-//    leaky_relu_grad) are never stored; they are evaluated inside the
+//    leaky_relu_grad, dropout) are never stored; they are evaluated inside the
 //    traversal of the op that consumes them (aggregate to dst or src,
 //    edge_softmax, type_sum, a stored result), with per-head values hoisted
 //    out of the feature loop.
@@ -254,6 +254,8 @@ private:
 //===----------------------------------------------------------------------===//
 
 Type FunctionLowering::memrefFor(Type hgraphType) {
+  if (isa<hg::SeedType>(hgraphType)) // one int64 word (hgraph.dropout)
+    return MemRefType::get({1}, builder.getI64Type());
   if (auto feature = dyn_cast<hg::FeatureType>(hgraphType))
     return MemRefType::get({ShapedType::kDynamic, feature.getWidth()},
                            feature.getElementType());
@@ -268,6 +270,8 @@ Type FunctionLowering::memrefFor(Type hgraphType) {
 SmallVector<Attribute> FunctionLowering::shapeSymbols(Type hgraphType,
                                                       bool compactRows) {
   SmallVector<Attribute> shape;
+  if (isa<hg::SeedType>(hgraphType))
+    return {builder.getI64IntegerAttr(1)};
   if (auto feature = dyn_cast<hg::FeatureType>(hgraphType)) {
     shape.push_back(builder.getStringAttr(!feature.isEdgeWise() ? "N"
                                           : compactRows         ? "P"
@@ -439,6 +443,7 @@ LogicalResult FunctionLowering::createEntryPoint() {
   graphArgs.assign(entry->args_begin(), entry->args_begin() + NumGraphArrays);
   values.edgeNorm = graph(EDGE_NORM);
   values.csrRowPtr = graph(CSR_ROW_PTR);
+  values.edgePerm = graph(EDGE_PERM);
   unsigned next = NumGraphArrays, position = 0;
   for (BlockArgument arg : source.getArguments()) {
     if (isa<hg::GraphType>(arg.getType()))
@@ -449,6 +454,8 @@ LogicalResult FunctionLowering::createEntryPoint() {
     Value memref = entry->getArgument(next++);
     if (isa<hg::WeightType>(arg.getType()))
       values.weights[arg] = memref;
+    else if (isa<hg::SeedType>(arg.getType()))
+      values.seeds[arg] = memref;
     else if (cast<hg::FeatureType>(arg.getType()).isEdgeWise())
       values.edges[arg] = {memref, compact ? AccessScheme::Compact
                                            : AccessScheme::Edge};

@@ -11,6 +11,8 @@
 #include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/MathExtras.h"
 
+#include <cmath>
+
 using namespace mlir;
 using namespace hector;
 using namespace hector::lowering;
@@ -24,6 +26,8 @@ Value constantFloat(OpBuilder &b, Location loc, Type type, double value) {
 } // namespace
 
 std::optional<Leaf> RowEvaluator::leafOf(Value value) const {
+  if (Value seed = store.seeds.lookup(value))
+    return Leaf{seed, AccessScheme::Whole};
   if (edgeDomain) {
     if (auto it = store.edges.find(value); it != store.edges.end())
       return it->second;
@@ -96,6 +100,9 @@ Value RowEvaluator::collect(Value root) {
       } else if (!op || !hg::isRowWise(op)) {
         return value;
       } else {
+        // Dropout hashes the caller's index of the edge.
+        if (isa<hg::DropoutOp>(op))
+          addLeaf({store.edgePerm, AccessScheme::Edge});
         done = false;
       }
       if (done) {
@@ -345,13 +352,112 @@ Value RowEvaluator::emit(OpBuilder &b, Value value, Value head,
       SmallVector<Value, 2> operands;
       for (const Request &operand : frame.operands)
         operands.push_back(lookup(operand, frame.block));
-      result = emitOp(b, op, operands);
+      if (auto dropout = dyn_cast<hg::DropoutOp>(op))
+        result = emitDropout(b, dropout, request, operands[0]);
+      else
+        result = emitOp(b, op, operands);
     }
     emitted[{request.value, request.head, request.feature, frame.block}] =
         result;
     stack.pop_back();
   }
   return lookup(root, rootBlock);
+}
+
+namespace {
+/// MurmurHash3's 32-bit finalizer (the mask of hgraph.dropout).
+Value fmix32(OpBuilder &b, Location loc, Value x) {
+  auto constant = [&](uint32_t value) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                        static_cast<int32_t>(value));
+  };
+  auto xorShift = [&](Value v, unsigned shift) {
+    return arith::XOrIOp::create(
+        b, loc, v, arith::ShRUIOp::create(b, loc, v, constant(shift)));
+  };
+  x = xorShift(x, 16);
+  x = arith::MulIOp::create(b, loc, x, constant(0x85EBCA6Bu));
+  x = xorShift(x, 13);
+  x = arith::MulIOp::create(b, loc, x, constant(0xC2B2AE35u));
+  return xorShift(x, 16);
+}
+} // namespace
+
+Value RowEvaluator::emitDropout(OpBuilder &b, hg::DropoutOp op,
+                                const Request &request, Value input) {
+  // The mask of the op's description: keep (seed, caller's edge index n,
+  // column j) when fmix(fmix((n·W + j) ^ k1) + k2) >> 8 >= ceil(p·2^24).
+  Location loc = op.getLoc();
+  auto type = cast<hg::FeatureType>(op.getType());
+  Type element = type.getElementType();
+  double p = op.getP().convertToDouble();
+  if (p >= 1.0)
+    return constantFloat(b, loc, element, 0.0);
+  if (p <= 0.0) // keeps everything, scaled by 1 (the op's folder, unless
+    return input; // nothing canonicalized the function first)
+  auto constant = [&](uint32_t value) {
+    return arith::ConstantIntOp::create(b, loc, b.getI32Type(),
+                                        static_cast<int32_t>(value));
+  };
+  Type i32 = b.getI32Type();
+  // The seed's keys, once per traversal body (at its start, where every
+  // head and feature loop sees them), not once per element.
+  Value seedMemref = store.seeds.lookup(op.getSeed());
+  Block *body = cast<BlockArgument>(rowArgs.front()).getOwner();
+  auto [it, inserted] = seedKeys.try_emplace({seedMemref, body});
+  if (inserted) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(body);
+    Value seed =
+        load(b, leafIndex({seedMemref, AccessScheme::Whole}),
+             arith::ConstantIndexOp::create(b, loc, 0));
+    Value lo = arith::TruncIOp::create(b, loc, i32, seed);
+    Value hi = arith::TruncIOp::create(
+        b, loc, i32,
+        arith::ShRUIOp::create(
+            b, loc, seed,
+            arith::ConstantIntOp::create(b, loc, b.getI64Type(), 32)));
+    Value k1 = fmix32(
+        b, loc,
+        arith::XOrIOp::create(b, loc, lo, arith::ConstantIntOp::create(
+                                              b, loc, i32, 0x243F6A88)));
+    Value k2 = fmix32(
+        b, loc,
+        arith::XOrIOp::create(
+            b, loc, arith::XOrIOp::create(b, loc, hi, k1),
+            arith::ConstantIntOp::create(
+                b, loc, i32, static_cast<int32_t>(0x85A308D3u))));
+    it->second = {k1, k2};
+  }
+  auto [k1, k2] = it->second;
+  // n·W, once per edge too.
+  auto [base, fresh] = edgeCounters.try_emplace({body, type.getWidth()});
+  if (fresh) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPoint(body, std::next(it->second.second.getDefiningOp()
+                                            ->getIterator()));
+    unsigned permLeaf = leafIndex({store.edgePerm, AccessScheme::Edge});
+    Value edge = memref::LoadOp::create(b, loc, store.edgePerm,
+                                        ValueRange{rowArgs[permLeaf]});
+    base->second = arith::MulIOp::create(
+        b, loc, edge, constant(static_cast<uint32_t>(type.getWidth())));
+  }
+  Value col = arith::IndexCastUIOp::create(
+      b, loc, i32, column(b, type, request.head, request.feature));
+  Value counter = arith::AddIOp::create(b, loc, base->second, col);
+  Value hash = fmix32(
+      b, loc,
+      arith::AddIOp::create(
+          b, loc, fmix32(b, loc, arith::XOrIOp::create(b, loc, counter, k1)),
+          k2));
+  Value bits = arith::ShRUIOp::create(b, loc, hash, constant(8));
+  uint32_t threshold = static_cast<uint32_t>(std::ceil(std::ldexp(p, 24)));
+  Value keep = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::uge, bits,
+                                     constant(threshold));
+  Value scaled = arith::MulFOp::create(
+      b, loc, input, constantFloat(b, loc, element, 1.0 / (1.0 - p)));
+  return arith::SelectOp::create(b, loc, keep, scaled,
+                                 constantFloat(b, loc, element, 0.0));
 }
 
 Value RowEvaluator::emitOp(OpBuilder &b, Operation *op,

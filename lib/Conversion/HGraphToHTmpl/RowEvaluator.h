@@ -2,8 +2,8 @@
 //
 // Part of the hgraph-to-htmpl lowering. Row-wise hgraph ops (element-wise
 // math, dot, scale, slice, gather, typed_vector, relation_norm, degree_norm,
-// zeros, the gradient helpers equal and leaky_relu_grad, and the normalising
-// step of edge_softmax) are never materialized on their own: they are
+// zeros, the gradient helpers equal and leaky_relu_grad, dropout, and the
+// normalising step of edge_softmax) are never materialized on their own: they are
 // evaluated inside the body of the traversal that consumes them. A
 // RowEvaluator first collects the buffers ("leaves") an expression reads, so
 // that they become the traversal's operands, then emits the scalar code for
@@ -56,6 +56,11 @@ struct ValueStore {
   mlir::Value edgeNorm;
   /// The `csr_row_ptr` graph array (in-degrees, for hgraph.degree_norm).
   mlir::Value csrRowPtr;
+  /// The `edge_perm` graph array (the caller's edge index, which
+  /// hgraph.dropout's mask hashes).
+  mlir::Value edgePerm;
+  /// Seeds: their memref<1xi64> argument.
+  llvm::DenseMap<mlir::Value, mlir::Value> seeds;
 };
 
 /// Emits the scalar computation of row expressions in one traversal body.
@@ -130,6 +135,9 @@ private:
                            int64_t offset, mlir::Value feature);
   /// Emits a leaf or a normalised softmax; null if `request` is neither.
   mlir::Value emitMemory(mlir::OpBuilder &b, const Request &request);
+  /// Emits hgraph.dropout of the evaluated `input` at `request`'s column.
+  mlir::Value emitDropout(mlir::OpBuilder &b, hgraph::DropoutOp op,
+                          const Request &request, mlir::Value input);
   /// Emits the op of `request` from its evaluated operands.
   mlir::Value emitOp(mlir::OpBuilder &b, mlir::Operation *op,
                      llvm::ArrayRef<mlir::Value> operands);
@@ -143,6 +151,12 @@ private:
   llvm::DenseSet<mlir::Value> collected;
   /// (value, head, feature, block) -> the value emitted there.
   llvm::DenseMap<Key, mlir::Value> emitted;
+  /// (seed buffer, traversal body) -> hgraph.dropout's keys k1, k2 there.
+  llvm::DenseMap<std::pair<mlir::Value, mlir::Block *>,
+                 std::pair<mlir::Value, mlir::Value>>
+      seedKeys;
+  /// (traversal body, width W) -> n·W of the current edge (hgraph.dropout).
+  llvm::DenseMap<std::pair<mlir::Block *, int64_t>, mlir::Value> edgeCounters;
   /// (feature, offset, block) -> offsetColumn's value there.
   llvm::DenseMap<std::tuple<mlir::Value, int64_t, mlir::Block *>, mlir::Value>
       columns;

@@ -17,6 +17,12 @@ _MODS = ("additive", "scaled", "f-additive", "f-scaled")
 _MODES = {"additive-self-attention": "additive", "multiplicative-self-attention": "multiplicative"}
 
 
+def draw_seed(device) -> torch.Tensor:
+    """A seed for hgraph.dropout's mask, int64 [1] on `device`, drawn from
+    torch's default CPU generator (torch.manual_seed makes a run repeat)."""
+    return torch.empty(1, dtype=torch.int64).random_().to(device)
+
+
 class RGATConv(CompiledLayer):
     r"""Relational graph attention as BRIEF.md §4 defines it, with PyG 2.8's
     RGATConv constructor and forward arguments. Per head h (C = out_channels
@@ -57,7 +63,13 @@ class RGATConv(CompiledLayer):
 
     Supported: heads, concat, negative_slope (compiled into the library),
     num_bases, num_blocks, bias, mod, attention_mechanism, attention_mode,
-    dim, edge_dim, dropout in eval mode; in forward, edge_index [2, E] with
+    dim, edge_dim, dropout (in training mode, as PyG's F.dropout of α after
+    the softmax: each coefficient α_e,h is zeroed with probability p and the
+    others scaled by 1/(1−p), compiled into the kernels as hgraph.dropout,
+    whose mask is a hash of a seed, the caller's edge index and the head,
+    the seed drawn per call from torch's CPU generator, so torch.manual_seed
+    repeats it; the mask differs from PyG's, whose comes from torch's
+    generator directly); in forward, edge_index [2, E] with
     edge_type, or a sparse adjacency adj_t [N, N] (torch.sparse COO/CSR/CSC,
     torch_sparse.SparseTensor) whose integer values are the edge types when
     edge_type is None (hector.nn._adjacency); edge_attr [E, edge_dim] (or
@@ -65,15 +77,15 @@ class RGATConv(CompiledLayer):
     edge_type) when edge_dim is set, or else a sparse adj_t's [E, F] values
     (PyG's reading; the relations then come from edge_type);
     return_attention_weights (a bool: the result is (out, (edge_index, α))
-    with α [E, heads·dim] before `mod`, in the caller's edge order; for a
+    with α [E, heads·dim] before `mod` and before dropout (PyG's _alpha), in
+    the caller's edge order; for a
     torch.sparse adjacency (out, (adj_t with values α, α)), for a
     SparseTensor (out, adj_t with values α), as PyG); size when it repeats
     x's node count ((N, N), entries may be None: all PyG allows for one x).
     'within-relation' is compiled without a grouped edge softmax (hgraph has
     none): with R columns per head, O(E·H·R) work (hector.models.rgat's
-    `within`). Not supported (NotImplementedError): dropout > 0 in training
-    mode (hgraph has no random-number op); in forward, x=None or node ids
-    (featureless) and bipartite x.
+    `within`). Not supported (NotImplementedError): in forward, x=None or
+    node ids (featureless) and bipartite x.
     """
 
     model = "rgat"
@@ -189,7 +201,8 @@ class RGATConv(CompiledLayer):
         if self.bias is not None:
             torch.nn.init.zeros_(self.bias)
 
-    def _spec_args(self, edge_input: bool = True, attention: bool = False) -> dict:
+    def _spec_args(self, edge_input: bool = True, attention: bool = False,
+                   dropout: bool = False) -> dict:
         # dim > 1: each (head, dim) pair is a head of the compiled model
         args = {"width": self.in_channels,
                 "out_width": self.heads * self.dim * self.out_channels,
@@ -206,15 +219,20 @@ class RGATConv(CompiledLayer):
             args["alpha"] = "yes"
         if self.attention_mechanism == "within-relation":
             args["within"] = self.num_relations
+        if dropout and self.dropout > 0:
+            args["dropout"] = self.dropout
         return args
 
-    def spec_for(self, edge_attr: bool = True, return_attention_weights: bool = False) -> str:
+    def spec_for(self, edge_attr: bool = True, return_attention_weights: bool = False,
+                 training: bool = False) -> str:
         """The model spec of the library a forward uses: model_spec when it
         gets edge_attr (if edge_dim is set) and no return_attention_weights;
         a forward without edge_attr compiles the variant without the edge
-        term (PyG then adds nothing), and return_attention_weights one that
-        also returns α."""
-        return models.spec(self.model, **self._spec_args(edge_attr, return_attention_weights))
+        term (PyG then adds nothing), return_attention_weights one that
+        also returns α, and training mode with dropout > 0 one that drops
+        attention coefficients (hgraph.dropout, a seed argument)."""
+        return models.spec(self.model, **self._spec_args(edge_attr, return_attention_weights,
+                                                         training))
 
     def forward(self, x, edge_index, edge_type=None, edge_attr=None, size=None,
                 return_attention_weights=None):
@@ -222,11 +240,6 @@ class RGATConv(CompiledLayer):
                                                                    bool):
             raise TypeError(f"return_attention_weights must be None or a bool (either asks "
                             f"for the weights, as in PyG), got {return_attention_weights!r}")
-        if self.training and self.dropout > 0:
-            raise NotImplementedError(
-                f"hector.nn.RGATConv cannot apply dropout={self.dropout} to the attention "
-                "coefficients in training mode: the compiled kernels have no random-number "
-                "op (hgraph has none); use dropout=0.0, or call .eval() (no dropout there)")
         if x is None or isinstance(x, (tuple, list)) or (
                 isinstance(x, torch.Tensor) and not x.is_floating_point()):
             raise NotImplementedError(
@@ -272,7 +285,10 @@ class RGATConv(CompiledLayer):
             tensors.update(l1=self.l1, b1=self.b1.view(-1), l2=self.l2.repeat(1, heads),
                            b2=self.b2.view(-1).repeat(heads))
         attention = return_attention_weights is not None
-        spec = self.spec_for(edge_attr is not None, attention)
+        dropout = self.training and self.dropout > 0
+        if dropout:  # PyG's F.dropout(α, p, training): a new mask per call
+            tensors["seed"] = draw_seed(x.device)
+        spec = self.spec_for(edge_attr is not None, attention, dropout)
         lib = self.library(x.device, self.needs_grad(x, *tensors.values()), spec)
         results = autograd.run(lib, "rgat", pre, synchronize=self.synchronize,
                                check_indices=False, **tensors)

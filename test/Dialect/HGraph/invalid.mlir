@@ -57,7 +57,7 @@ hgraph.func @two_graphs(%g: !hgraph.graph, %g2: !hgraph.graph) { hgraph.return }
 
 // -----
 
-// expected-error @+1 {{argument #1 has type 'i32'; arguments are the graph, node-wise or edge-wise values (possibly stored), and weights}}
+// expected-error @+1 {{argument #1 has type 'i32'; arguments are the graph, node-wise or edge-wise values (possibly stored), weights, and seeds}}
 hgraph.func @bad_argument(%g: !hgraph.graph, %x: i32) { hgraph.return }
 
 // -----

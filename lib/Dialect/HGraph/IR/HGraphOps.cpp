@@ -78,11 +78,11 @@ LogicalResult FuncOp::verify() {
       ++numGraphs;
       continue;
     }
-    if (!isa<FeatureType, WeightType, StoredType>(type))
+    if (!isa<FeatureType, WeightType, StoredType, SeedType>(type))
       return emitOpError("argument #")
              << index << " has type " << type
              << "; arguments are the graph, node-wise or edge-wise values "
-                "(possibly stored), and weights";
+                "(possibly stored), weights, and seeds";
   }
   if (numGraphs != 1)
     return emitOpError("takes exactly one !hgraph.graph argument, got ")
@@ -548,6 +548,27 @@ LogicalResult LeakyReluOp::verify() { return verifySlope(*this, getAlpha()); }
 
 LogicalResult LeakyReluGradOp::verify() {
   return verifySlope(*this, getAlpha());
+}
+
+//===----------------------------------------------------------------------===//
+// DropoutOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult DropoutOp::verify() {
+  double p = getP().convertToDouble();
+  if (!(p >= 0.0 && p <= 1.0)) // NaN fails both
+    return emitOpError("drop probability p must be in [0, 1], got ") << p;
+  if (!cast<FeatureType>(getInput().getType()).isEdgeWise())
+    return emitOpError("drops elements of edge-wise values (its mask hashes "
+                       "the edge index), got ")
+           << getInput().getType();
+  return success();
+}
+
+OpFoldResult DropoutOp::fold(FoldAdaptor) {
+  if (getP().isZero()) // p = 0 keeps every element, scaled by 1
+    return getInput();
+  return {};
 }
 
 //===----------------------------------------------------------------------===//

@@ -126,7 +126,7 @@ bool hector::hgraph::isRowWise(Operation *op) {
     return isa<FeatureType>(op->getResult(0).getType());
   return isa<DotOp, ScaleOp, ConstScaleOp, AddOp, SubOp, MulOp, DivOp, ExpOp,
              ReluOp, TanhOp, SigmoidOp, NegOp, GeluOp, GeluGradOp, LeakyReluOp,
-             SliceOp, EqualOp, LeakyReluGradOp>(op);
+             SliceOp, EqualOp, LeakyReluGradOp, DropoutOp>(op);
 }
 
 namespace {

@@ -600,6 +600,15 @@ LogicalResult Differentiator::pullback(Operation *op) {
         });
         return success();
       })
+      .Case([&](hg::DropoutOp o) {
+        // y = x ⊙ mask / (1 − p) is linear in x with the same mask, which
+        // the backward redraws from the seed instead of saving it.
+        contribute(o.getInput(), [&] {
+          return make<hg::DropoutOp>(dy.getType(), dy, forward(o.getSeed()),
+                                     o.getPAttr());
+        });
+        return success();
+      })
       .Case<hg::RelationNormOp, hg::DegreeNormOp, hg::ZerosOp, hg::EqualOp>(
           [](Operation *) { return success(); }) // nothing active flows in
       .Default([](Operation *other) {
@@ -800,11 +809,18 @@ struct HGraphAutodiffPass
         primals.push_back(func);
     for (hg::FuncOp func : primals) {
       // The arguments to differentiate: the named ones, or all.
-      llvm::StringSet<> names, known;
+      llvm::StringSet<> names, known, seeds;
       for (BlockArgument arg : func.getArguments())
-        if (!isa<hg::GraphType>(arg.getType()))
+        if (isa<hg::SeedType>(arg.getType()))
+          seeds.insert(func.getArgumentName(arg.getArgNumber()));
+        else if (!isa<hg::GraphType>(arg.getType()))
           known.insert(func.getArgumentName(arg.getArgNumber()));
       for (const std::string &name : wrt) {
+        if (seeds.contains(name)) {
+          func.emitError("hgraph-autodiff: 'wrt' names '")
+              << name << "', a seed, which has no gradient";
+          return signalPassFailure();
+        }
         if (!known.contains(name)) {
           func.emitError("hgraph-autodiff: 'wrt' names '")
               << name << "', which is not an argument of @"

@@ -498,6 +498,54 @@ def HGraph_GeluGradOp : HGraph_Op<"gelu_grad",
   let assemblyFormat = "$grad `,` $input attr-dict `:` qualified(type($input))";
 }
 
+def HGraph_DropoutOp : HGraph_Op<"dropout",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "seeded dropout of an edge-wise value";
+  let description = [{
+    `y[e, j] = keep(seed, e, j) ? x[e, j] · s : 0`, `s = 1 / (1 − p)` rounded
+    to the element type, for every edge `e` and column `j` of the edge-wise
+    `input`, with `p` in `[0, 1]`. RGAT
+    applies it to the attention coefficients after the softmax (PyG's
+    `RGATConv(dropout=p)` in training). The mask is a pure function of the
+    seed, the edge and the column, so the backward recomputes it instead of
+    saving it, and the CPU and the GPU draw the same mask: the gradient is
+    `dx = hgraph.dropout dy, seed p P` (the same op on the gradient). `p = 0`
+    folds to the input; `p = 1` gives zeros.
+
+    **The mask**, exactly (all arithmetic on unsigned 32-bit integers modulo
+    2^32; `^` is xor, `>>` a logical shift):
+    ```
+    fmix(x) = x ^= x >> 16; x *= 0x85EBCA6B; x ^= x >> 13; x *= 0xC2B2AE35;
+              x ^= x >> 16                      (MurmurHash3's finalizer)
+    lo, hi  = the low and high 32 bits of the seed (an int64, two's complement)
+    k1      = fmix(lo ^ 0x243F6A88)
+    k2      = fmix(hi ^ k1 ^ 0x85A308D3)
+    c       = n · W + j      n: the caller's index of edge e (its position
+                             in the edge arrays given to preprocessing,
+                             `edge_perm[e]`), W: the width of x
+    r       = fmix(fmix(c ^ k1) + k2)
+    keep    = (r >> 8) ≥ ceil(p · 2^24)      i.e. (r >> 8) / 2^24 ≥ p
+    ```
+    `(r >> 8) / 2^24` is uniform in `[0, 1)` on a 2^-24 grid, so an element
+    is kept with probability `1 − p` (rounded up to that grid). For per-head
+    attention coefficients (`W = H`) the column is the head. Duplicate
+    edges draw apart (their indices differ); the counter wraps modulo 2^32,
+    so masks repeat only beyond 2^32 elements.
+
+    ```mlir
+    %d = hgraph.dropout %alpha, %seed p 3.000000e-01 : !hgraph.edge<4xf32, heads = 4>
+    ```
+  }];
+  let arguments = (ins HGraph_FeatureValue:$input, HGraph_SeedType:$seed,
+                       F64Attr:$p);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = [{
+    $input `,` $seed `p` $p attr-dict `:` qualified(type($input))
+  }];
+  let hasVerifier = 1;
+  let hasFolder = 1;
+}
+
 //===----------------------------------------------------------------------===//
 // Activation offload
 //===----------------------------------------------------------------------===//

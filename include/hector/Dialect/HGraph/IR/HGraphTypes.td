@@ -97,6 +97,17 @@ def HGraph_StoredType : HGraph_Type<"Stored", "stored"> {
   let assemblyFormat = "`<` qualified($valueType) `>`";
 }
 
+def HGraph_SeedType : HGraph_Type<"Seed", "seed"> {
+  let summary = "a random seed read at run time";
+  let description = [{
+    Syntax: `!hgraph.seed`. A 64-bit seed that the caller passes on every
+    call (the entry point's argument is a `memref<1xi64>`, shape `[1]`,
+    dtype int64, role `input`), so that one compiled library draws a new
+    random mask per call. Only `hgraph.dropout` reads it; it has no
+    gradient.
+  }];
+}
+
 def HGraph_FeatureValue : Type<
     CPred<"::llvm::isa<::hector::hgraph::FeatureType>($_self)">,
     "node-wise or edge-wise value", "::hector::hgraph::FeatureType">;
