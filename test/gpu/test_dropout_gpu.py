@@ -124,9 +124,14 @@ def test_rgat_dropout_on_gpu(monkeypatch, heads, channels, drop):
                                     channels=channels, mask=mask, drop=drop)
     assert rel_err(out.cpu(), ref) < TOL
     assert rel_err(alpha.cpu(), ref_alpha) < TOL
-    cot = torch.randn(out.shape, generator=torch.Generator().manual_seed(9))
-    (out * cot.to(DEVICE)).sum().backward()
-    (ref * cot.double()).sum().backward()
+    # α is in the loss too (as in the CPU test): with p = 1 the output no
+    # longer depends on the attention weights, whose gradient then comes
+    # through α alone.
+    g = torch.Generator().manual_seed(9)
+    cot = torch.randn(out.shape, generator=g)
+    acot = torch.randn(alpha.shape, generator=g)
+    ((out * cot.to(DEVICE)).sum() + (alpha * acot.to(DEVICE)).sum()).backward()
+    ((ref * cot.double()).sum() + (ref_alpha * acot.double()).sum()).backward()
     assert rel_err(x.grad.cpu(), xr.grad) < TOL
     for name, q in conv.named_parameters():
         assert rel_err(q.grad.cpu(), p[name].grad) < TOL, name
