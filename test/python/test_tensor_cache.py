@@ -5,7 +5,6 @@ disk tier and a full host tier (nothing lost), checksums that catch data
 corrupted on disk, and concurrent use."""
 
 import os
-import threading
 
 import numpy as np
 import pytest
@@ -14,6 +13,7 @@ from hector import _runtime
 from hector.tensor_cache import TensorCache
 
 from test_unified_support import runtime_library
+from threads import run_in_threads
 
 KIB, MIB = 1 << 10, 1 << 20
 
@@ -202,34 +202,25 @@ def test_checksums_catch_data_corrupted_on_disk(tmp_path, checksum):
 
 
 def test_concurrent_puts_gets_and_releases(tmp_path):
-    errors = []
     with TensorCache(256 * MIB, str(tmp_path), chunk_bytes=32 * KIB, io_threads=4,
                      checksum=True) as cache:
         def worker(t):
-            try:
-                rng = np.random.default_rng(100 + t)
-                for i in range(25):
-                    key = t * 1000 + i
-                    v = rng.integers(0, 256, int(rng.integers(0, 200 * KIB)), dtype=np.uint8)
-                    tier = "disk" if i % 3 else "host"
-                    cache.put(key, v, tier=tier)
-                    cache.put(key, v, tier=tier)
-                    np.testing.assert_array_equal(cache.get(key, like=v), v)
-                    cache.release(key)
-                    if i % 2:
-                        cache.flush()
-                    np.testing.assert_array_equal(cache.get(key, like=v), v)
-                    cache.release(key)
-            except Exception as e:  # reported by the main thread
-                errors.append(e)
+            rng = np.random.default_rng(100 + t)
+            for i in range(25):
+                key = t * 1000 + i
+                v = rng.integers(0, 256, int(rng.integers(0, 200 * KIB)), dtype=np.uint8)
+                tier = "disk" if i % 3 else "host"
+                cache.put(key, v, tier=tier)
+                cache.put(key, v, tier=tier)
+                np.testing.assert_array_equal(cache.get(key, like=v), v)
+                cache.release(key)
+                if i % 2:
+                    cache.flush()
+                np.testing.assert_array_equal(cache.get(key, like=v), v)
+                cache.release(key)
 
-        threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        run_in_threads(worker, 8)
         cache.flush()
-        assert not errors, errors[0]
         s = cache.stats()
         assert (s["values"], s["host_bytes"], s["disk_bytes"]) == (0, 0, 0)
         assert s["checksum_failures"] == 0 and s["deduplicated"] == 200

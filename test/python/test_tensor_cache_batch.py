@@ -8,7 +8,6 @@ started one after another and waited for in any order; and threads reading
 batches of shared values."""
 
 import os
-import threading
 
 import numpy as np
 import pytest
@@ -17,6 +16,7 @@ from hector import _runtime
 from hector.tensor_cache import TensorCache
 
 from test_unified_support import runtime_library
+from threads import run_in_threads
 
 KIB, MIB = 1 << 10, 1 << 20
 SIZES = [0, 1, 7, 4095, 4096, 4097, 3 * 64 * KIB + 5, MIB + 3]
@@ -164,25 +164,16 @@ def test_reads_started_together_are_waited_for_in_any_order(tmp_path):
 def test_threads_reading_batches_of_shared_values(tmp_path):
     rng = np.random.default_rng(6)
     data = values(rng, [int(n) for n in rng.integers(0, 300 * KIB, 40)])
-    errors = []
     with TensorCache(64 * MIB, str(tmp_path), chunk_bytes=32 * KIB, io_threads=4,
                      checksum=True) as cache:
         put_all(cache, data, ["disk" if i % 4 else "host" for i in range(len(data))])
 
         def worker(t):
-            try:
-                r = np.random.default_rng(100 + t)
-                for _ in range(10):
-                    keys = [int(k) for k in r.choice(len(data), 8, replace=False)]
-                    for k, g in zip(keys, cache.get_many(keys, likes=[data[k] for k in keys])):
-                        np.testing.assert_array_equal(g, data[k])
-            except Exception as e:  # reported by the main thread
-                errors.append(e)
+            r = np.random.default_rng(100 + t)
+            for _ in range(10):
+                keys = [int(k) for k in r.choice(len(data), 8, replace=False)]
+                for k, g in zip(keys, cache.get_many(keys, likes=[data[k] for k in keys])):
+                    np.testing.assert_array_equal(g, data[k])
 
-        threads = [threading.Thread(target=worker, args=(t,)) for t in range(6)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors, errors[0]
+        run_in_threads(worker, 6)
         assert cache.stats()["checksum_failures"] == 0 and cache.stats()["values"] == len(data)

@@ -8,7 +8,6 @@ go back to it and are reused without mixing values, a cache closed in the
 middle of the reservation stops and joins its thread at once, and threads
 use a pool being made."""
 
-import threading
 import time
 
 import numpy as np
@@ -18,6 +17,7 @@ from hector import _runtime
 from hector.tensor_cache import TensorCache
 
 from test_unified_support import runtime_library
+from threads import run_in_threads
 
 KIB, MIB = 1 << 10, 1 << 20
 
@@ -157,33 +157,24 @@ def test_values_larger_than_a_chunk_and_reused_blocks_never_mix(tmp_path):
 
 
 def test_threads_use_a_pool_being_made(tmp_path):
-    errors = []
     with TensorCache(128 * MIB, str(tmp_path), chunk_bytes=64 * KIB, io_threads=4,
                      checksum=True) as cache:
         cache._test_pin_delay(20_000)
         cache.reserve_pool(chunk_bytes=MIB)
 
         def worker(t):
-            try:
-                rng = np.random.default_rng(10 + t)
-                for i in range(30):
-                    key = t * 1000 + i
-                    v = rng.integers(0, 256, int(rng.integers(0, 600 * KIB)), dtype=np.uint8)
-                    cache.put(key, v, tier="disk" if i % 3 else "host")
-                    np.testing.assert_array_equal(cache.get(key, like=v), v)
-                    if i % 2:
-                        cache.flush()
-                    np.testing.assert_array_equal(cache.get(key, like=v), v)
-                    cache.release(key)
-            except Exception as e:  # reported by the main thread
-                errors.append(e)
+            rng = np.random.default_rng(10 + t)
+            for i in range(30):
+                key = t * 1000 + i
+                v = rng.integers(0, 256, int(rng.integers(0, 600 * KIB)), dtype=np.uint8)
+                cache.put(key, v, tier="disk" if i % 3 else "host")
+                np.testing.assert_array_equal(cache.get(key, like=v), v)
+                if i % 2:
+                    cache.flush()
+                np.testing.assert_array_equal(cache.get(key, like=v), v)
+                cache.release(key)
 
-        threads = [threading.Thread(target=worker, args=(t,)) for t in range(8)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        assert not errors, errors[0]
+        run_in_threads(worker, 8)
         cache.flush()
         s, p = cache.stats(), cache.pool_stats()
         assert (s["values"], s["host_bytes"], s["checksum_failures"]) == (0, 0, 0)
