@@ -14,7 +14,7 @@ import glob
 import os
 import threading
 
-ABI_VERSION = 3
+ABI_VERSION = 4
 
 # hector_status (runtime.h)
 OK = 0

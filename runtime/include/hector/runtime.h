@@ -33,8 +33,11 @@ extern "C" {
 #define HECTOR_API
 #endif
 
-/* Bumped whenever a signature or struct below changes. */
-#define HECTOR_RUNTIME_ABI_VERSION 3
+/* Bumped whenever a signature or struct below changes, and when functions
+ * the Python package calls are added (4: the tensor cache's host pool and
+ * reads of several values), so that a stale library is refused with
+ * "rebuild the runtime" instead of failing on a missing symbol. */
+#define HECTOR_RUNTIME_ABI_VERSION 4
 
 typedef enum hector_status {
   HECTOR_OK = 0,
