@@ -122,11 +122,8 @@ bool hector::hgraph::readsRowsInMemory(OpOperand &use, bool pairsPay) {
 
 bool hector::hgraph::isRowWise(Operation *op) {
   // zeros and add also make weights, which are not rows.
-  if (isa<ZerosOp, AddOp>(op))
-    return isa<FeatureType>(op->getResult(0).getType());
-  return isa<DotOp, ScaleOp, ConstScaleOp, AddOp, SubOp, MulOp, DivOp, ExpOp,
-             ReluOp, TanhOp, SigmoidOp, NegOp, GeluOp, GeluGradOp, LeakyReluOp,
-             SliceOp, EqualOp, LeakyReluGradOp, DropoutOp>(op);
+  return op->hasTrait<OpTrait::RowWise>() &&
+         isa<FeatureType>(op->getResult(0).getType());
 }
 
 namespace {

@@ -29,6 +29,12 @@
 #define GET_TYPEDEF_CLASSES
 #include "hector/Dialect/HGraph/IR/HGraphTypes.h.inc"
 
+namespace hector::hgraph::OpTrait {
+/// Marks row-wise ops (HGraph_RowWise in HGraphDialect.td).
+template <typename ConcreteType>
+class RowWise : public mlir::OpTrait::TraitBase<ConcreteType, RowWise> {};
+} // namespace hector::hgraph::OpTrait
+
 #define GET_OP_CLASSES
 #include "hector/Dialect/HGraph/IR/HGraphOps.h.inc"
 

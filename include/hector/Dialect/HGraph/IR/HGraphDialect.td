@@ -57,4 +57,14 @@ def HGraph_Dialect : Dialect {
 class HGraph_Op<string mnemonic, list<Trait> traits = []>
     : Op<HGraph_Dialect, mnemonic, traits>;
 
+// Row-wise ops: each row of the result (one edge's or one node's features)
+// is a function of the same row of the operands alone (and of per-type
+// weights), so a traversal may evaluate the op inside its body, row by
+// row, instead of storing its result (hgraph-to-htmpl's fusion, and
+// hgraph::isRowWise for the storage decisions). An op that can also make a
+// weight (add, zeros) is row-wise only where its result is a row value.
+def HGraph_RowWise : NativeOpTrait<"RowWise"> {
+  let cppNamespace = "::hector::hgraph::OpTrait";
+}
+
 #endif // HECTOR_DIALECT_HGRAPH_IR_HGRAPHDIALECT_TD

@@ -243,7 +243,7 @@ def HGraph_TypeSumOp : HGraph_Op<"type_sum", [Pure]> {
   let hasVerifier = 1;
 }
 
-def HGraph_ZerosOp : HGraph_Op<"zeros", [Pure]> {
+def HGraph_ZerosOp : HGraph_Op<"zeros", [Pure, HGraph_RowWise]> {
   let summary = "a value or weight of zeros";
   let description = [{
     Every element is 0. Autodiff returns it as the gradient of an argument
@@ -339,7 +339,7 @@ def HGraph_EdgeSoftmaxOp : HGraph_Op<"edge_softmax",
 // Row-wise math
 //===----------------------------------------------------------------------===//
 
-def HGraph_DotOp : HGraph_Op<"dot", [Pure, SameTypeOperands]> {
+def HGraph_DotOp : HGraph_Op<"dot", [Pure, HGraph_RowWise, SameTypeOperands]> {
   let summary = "per-head inner product of two rows";
   let description = [{
     For each row and head `k`, the inner product of feature block `k` of the
@@ -353,7 +353,7 @@ def HGraph_DotOp : HGraph_Op<"dot", [Pure, SameTypeOperands]> {
   let hasVerifier = 1;
 }
 
-def HGraph_ScaleOp : HGraph_Op<"scale", [Pure]> {
+def HGraph_ScaleOp : HGraph_Op<"scale", [Pure, HGraph_RowWise]> {
   let summary = "scalar times vector, per head";
   let description = [{
     Multiplies feature block `k` of each row of `input` by column `k` of the
@@ -369,7 +369,7 @@ def HGraph_ScaleOp : HGraph_Op<"scale", [Pure]> {
 }
 
 def HGraph_ConstScaleOp : HGraph_Op<"const_scale",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, HGraph_RowWise, AllTypesMatch<["input", "result"]>]> {
   let summary = "multiplies every element by a constant";
   let arguments = (ins HGraph_FeatureValue:$input, F64Attr:$factor);
   let results = (outs HGraph_FeatureValue:$result);
@@ -389,7 +389,7 @@ def HGraph_ConcatOp : HGraph_Op<"concat", [Pure]> {
   let hasVerifier = 1;
 }
 
-def HGraph_SliceOp : HGraph_Op<"slice", [Pure]> {
+def HGraph_SliceOp : HGraph_Op<"slice", [Pure, HGraph_RowWise]> {
   let summary = "a range of features, head by head (the inverse of concat)";
   let description = [{
     Feature block `k` of the result is columns `offset .. offset + w - 1` of
@@ -407,14 +407,14 @@ def HGraph_SliceOp : HGraph_Op<"slice", [Pure]> {
 }
 
 class HGraph_ElementwiseBinaryOp<string mnemonic, string what>
-    : HGraph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : HGraph_Op<mnemonic, [Pure, HGraph_RowWise, SameOperandsAndResultType]> {
   let summary = "element-wise " # what;
   let arguments = (ins HGraph_FeatureValue:$lhs, HGraph_FeatureValue:$rhs);
   let results = (outs HGraph_FeatureValue:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($result))";
 }
 
-def HGraph_AddOp : HGraph_Op<"add", [Pure, SameOperandsAndResultType]> {
+def HGraph_AddOp : HGraph_Op<"add", [Pure, HGraph_RowWise, SameOperandsAndResultType]> {
   let summary = "element-wise addition, of values or of weights";
   let description = [{
     Adds two node-wise or edge-wise values row by row, or two weights slice by
@@ -432,7 +432,7 @@ def HGraph_EqualOp : HGraph_ElementwiseBinaryOp<"equal",
     "indicator of equality (1 where lhs == rhs, else 0)">;
 
 class HGraph_ElementwiseUnaryOp<string mnemonic, string what>
-    : HGraph_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
+    : HGraph_Op<mnemonic, [Pure, HGraph_RowWise, SameOperandsAndResultType]> {
   let summary = "element-wise " # what;
   let arguments = (ins HGraph_FeatureValue:$input);
   let results = (outs HGraph_FeatureValue:$result);
@@ -457,7 +457,7 @@ def HGraph_GeluOp : HGraph_ElementwiseUnaryOp<"gelu",
 }
 
 def HGraph_LeakyReluOp : HGraph_Op<"leaky_relu",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, HGraph_RowWise, AllTypesMatch<["input", "result"]>]> {
   let summary = "element-wise leaky ReLU: x if x > 0, else alpha·x";
   let arguments = (ins HGraph_FeatureValue:$input, F64Attr:$alpha);
   let results = (outs HGraph_FeatureValue:$result);
@@ -466,7 +466,7 @@ def HGraph_LeakyReluOp : HGraph_Op<"leaky_relu",
 }
 
 def HGraph_LeakyReluGradOp : HGraph_Op<"leaky_relu_grad",
-    [Pure, AllTypesMatch<["grad", "input", "result"]>]> {
+    [Pure, HGraph_RowWise, AllTypesMatch<["grad", "input", "result"]>]> {
   let summary = "gradient of leaky ReLU: grad if input > 0, else alpha·grad";
   let description = [{
     The gradient of `hgraph.leaky_relu %input alpha A` (and of `hgraph.relu`,
@@ -482,7 +482,7 @@ def HGraph_LeakyReluGradOp : HGraph_Op<"leaky_relu_grad",
 }
 
 def HGraph_GeluGradOp : HGraph_Op<"gelu_grad",
-    [Pure, AllTypesMatch<["grad", "input", "result"]>]> {
+    [Pure, HGraph_RowWise, AllTypesMatch<["grad", "input", "result"]>]> {
   let summary = "gradient of exact GELU: grad·(Φ(x) + x·φ(x))";
   let description = [{
     The gradient of `hgraph.gelu %input` given the gradient `grad` of its
@@ -499,7 +499,7 @@ def HGraph_GeluGradOp : HGraph_Op<"gelu_grad",
 }
 
 def HGraph_DropoutOp : HGraph_Op<"dropout",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, HGraph_RowWise, AllTypesMatch<["input", "result"]>]> {
   let summary = "seeded dropout of an edge-wise value";
   let description = [{
     `y[e, j] = keep(seed, e, j) ? x[e, j] · s : 0`, `s = 1 / (1 − p)` rounded

@@ -76,9 +76,10 @@ bool readsPairSumsOnly(mlir::OpOperand &use, bool pairsPay,
 /// bench/offload_model.py checks the two agree.
 bool readsRowsInMemory(mlir::OpOperand &use, bool pairsPay);
 
-/// True for the ops a traversal evaluates in its body from their operands
-/// (element-wise math, dot, scale, slice, zeros, the gradient helpers);
-/// gathers, typed vectors and the graph norms are read as leaves.
+/// True for the ops a traversal evaluates in its body from their operands:
+/// those with the RowWise trait (element-wise math, dot, scale, slice,
+/// zeros, dropout, the gradient helpers) whose result is a row value, not
+/// a weight; gathers, typed vectors and the graph norms are read as leaves.
 bool isRowWise(mlir::Operation *op);
 
 /// The most row-wise ops one traversal evaluates in its body, and the most a
