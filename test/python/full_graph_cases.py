@@ -323,8 +323,8 @@ def check_attention(setup, failures, label, device="cpu", group=None, seed=0):
     dist.all_reduce(covered, group=group)
     if not bool((covered == 1).all()):
         failures.append(f"{label}: the ranks' local edges do not cover every edge once")
-    if not torch.equal(pg.edge_index, edge_index[:, pg.edge_ids]):
-        failures.append(f"{label}: graph.edge_index is not the local edges' global ids")
+    if not torch.equal(pg.global_edge_index, edge_index[:, pg.edge_ids]):
+        failures.append(f"{label}: global_edge_index is not the local edges' global ids")
 
     # (layers, attr form: None / "local" / "whole", return_attention_weights per layer)
     variants = [(1, "local", (None,)), (1, None, (True,)), (2, "whole", (True, False))]
@@ -426,8 +426,9 @@ def check_bad_edge_input(rank: int, world: int, device="cpu", group=None) -> lis
                           device=device, group=group)
     layer = make_attention_layer().to(device)
     wrapped = FullGraphLayer(layer, pg)
-    x = torch.randn(n, WIDTH).to(device)
-    edge_attr = torch.randn(num_edges, EDGE_DIM).to(device)
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(n, WIDTH, generator=gen).to(device)
+    edge_attr = torch.randn(num_edges, EDGE_DIM, generator=gen).to(device)
     x_owned = pg.owned_rows(x)
     cases = [
         ("edge_attr with E + 1 rows", ValueError, "rows",
@@ -457,7 +458,8 @@ def check_bad_edge_input(rank: int, world: int, device="cpu", group=None) -> lis
                 failures.append(f"rank {rank} {what}: message {str(err)!r} lacks {match!r}")
         else:
             failures.append(f"rank {rank} {what}: accepted")
-    whole = copy.deepcopy(layer)(x, edge_index, edge_type, edge_attr=edge_attr)
+    whole = copy.deepcopy(layer)(x, edge_index.to(device), edge_type.to(device),
+                                 edge_attr=edge_attr)
     _compare(failures, f"rank {rank} after the errors: output",
              wrapped(x_owned, edge_attr=edge_attr).detach(), pg.owned_rows(whole.detach()))
     return failures

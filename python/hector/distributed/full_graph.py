@@ -72,6 +72,11 @@ class PartitionedGraph:
       all ranks (default: a new group made here, dist.new_group, so the
       exchange never queues behind other collectives); timeout: its timeout.
     - timed: the exchange measures its own time (HaloStats.seconds).
+
+    owned_rows(x) picks this rank's rows of a per-node tensor [N, ...],
+    edge_rows(t) its local edges' rows of a per-edge tensor [E, ...] (the
+    edges into its owned nodes, in the whole graph's order; edge_ids are
+    their positions there, global_edge_index their endpoints).
     """
 
     def __init__(self, edge_index, num_nodes: Optional[int] = None, *, edge_type=None,
@@ -105,12 +110,7 @@ class PartitionedGraph:
                                  ).to(self.device)
         self._check_plans()
         self.exchange = HaloExchange(self.local, group, timed=timed)
-        # The local edges in global terms: where each sits in the whole graph's
-        # edge order, and its (source, destination) as global node ids.
-        self.edge_ids = torch.from_numpy(self.local.edge_ids.astype(np.int64)).to(self.device)
-        node_ids = torch.from_numpy(np.concatenate([self.local.owned, self.local.halo]
-                                                   ).astype(np.int64)).to(self.device)
-        self.edge_index = node_ids[self.local.edge_index]
+        self._edge_ids = self._global_edge_index = None  # made when first asked for
 
     def _all_agree(self, flag: bool) -> bool:
         """True on every rank when `flag` is True on every rank."""
@@ -152,6 +152,27 @@ class PartitionedGraph:
     @property
     def num_local_edges(self) -> int:
         return int(self.local.edge_ids.size)
+
+    @property
+    def edge_ids(self) -> torch.Tensor:
+        """[num_local_edges] int64 on `device`: each local edge's position in
+        the whole graph's edge order (increasing), e.g. to place the α that
+        FullGraphLayer returns: alpha_whole[graph.edge_ids] = alpha."""
+        if self._edge_ids is None:
+            self._edge_ids = torch.from_numpy(self.local.edge_ids.astype(np.int64)
+                                              ).to(self.device)
+        return self._edge_ids
+
+    @property
+    def global_edge_index(self) -> torch.Tensor:
+        """[2, num_local_edges] int64 on `device`: the local edges'
+        (source, destination) as global node ids (= the whole graph's
+        edge_index[:, edge_ids]); local.edge_index has them in local ids."""
+        if self._global_edge_index is None:
+            ids = np.concatenate([self.local.owned, self.local.halo]).astype(np.int64)
+            self._global_edge_index = torch.from_numpy(ids).to(self.device)[
+                self.local.edge_index]
+        return self._global_edge_index
 
     def edge_rows(self, t: torch.Tensor) -> torch.Tensor:
         """The rows of a whole-graph per-edge tensor [E, ...] (e.g. RGATConv's
@@ -284,7 +305,7 @@ class FullGraphLayer(torch.nn.Module):
             # endpoints as global node ids: the ranks' pairs together hold
             # every edge once; graph.edge_ids places α in the global order.
             out, (_, alpha) = out
-            return out[:local.num_owned], (self.graph.edge_index, alpha)
+            return out[:local.num_owned], (self.graph.global_edge_index, alpha)
         if self._hgt is None:
             return self.layer(x, local.edge_index, local.edge_type)[:local.num_owned]
         members, edges, rows = self._hgt
