@@ -436,6 +436,8 @@ def check_bad_edge_input(rank: int, world: int, device="cpu", group=None) -> lis
         ("edge_attr, one row per relation", ValueError, "per relation",
          lambda: wrapped(x_owned, edge_attr=edge_attr[:3] if pg.num_local_edges != 3
                          else edge_attr[:4])),
+        ("edge_attr of one dimension too many", ValueError, "[E, edge_dim]",
+         lambda: wrapped(x_owned, edge_attr=edge_attr.unsqueeze(0))),
         ("edge_attr without edge_dim", ValueError, "edge_dim",
          lambda: FullGraphLayer(make_layer("rgat").to(device), pg)(x_owned,
                                                                     edge_attr=edge_attr)),

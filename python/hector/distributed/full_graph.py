@@ -322,7 +322,10 @@ class FullGraphLayer(torch.nn.Module):
                              "edge_dim=edge_attr.size(-1)")
         if not isinstance(edge_attr, torch.Tensor):
             raise TypeError(f"edge_attr must be a tensor, got {type(edge_attr).__name__}")
-        rows = edge_attr.size(0) if edge_attr.dim() else 0
+        if edge_attr.dim() not in (1, 2):
+            raise ValueError(f"edge_attr must be [E, edge_dim] (or [E] for edge_dim 1), got "
+                             f"shape {tuple(edge_attr.shape)}")
+        rows = edge_attr.size(0)
         if rows == self.graph.num_local_edges:
             return edge_attr
         if rows == self.graph.num_edges:
