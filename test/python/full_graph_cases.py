@@ -318,6 +318,9 @@ def check_attention(setup, failures, label, device="cpu", group=None, seed=0):
         torch.randn(*shape, generator=gen).to(device)
         for shape in ((n, WIDTH), (num_edges, EDGE_DIM), (n, WIDTH), (num_edges, 2)))
 
+    into_owned = torch.from_numpy(pg.parts).to(device)[edge_index[1]] == pg.rank
+    if not torch.equal(pg.edge_ids, torch.nonzero(into_owned).view(-1)):
+        failures.append(f"{label}: edge_ids are not the edges into the owned nodes, in order")
     covered = torch.zeros(num_edges, dtype=torch.int64, device=device)
     covered[pg.edge_ids] += 1  # every edge on exactly one rank
     dist.all_reduce(covered, group=group)
