@@ -6,7 +6,10 @@ RGCN, RGAT and HGT, one layer and 2-layer stacks, equal the unpartitioned
 layer run in one process (1e-5), with METIS and with the ranges fallback,
 with a partition that has no halo and with a rank that owns no node; the
 halo exchange alone matches a hand computation; ranks that disagree on the
-partition all stop with an error. The ranks are processes spawned by
+partition all stop with an error. RGATConv's edge_attr and attention
+weights through FullGraphLayer (1, 2 and 3 ranks, isolated nodes, a rank
+with no edge) equal the whole-graph layer, gradients of edge_attr and α's
+included, and bad edge input raises a clear error. The ranks are processes spawned by
 torch.multiprocessing (full_graph_cases.py holds their code); the libraries
 are compiled once, here, before they start.
 """
