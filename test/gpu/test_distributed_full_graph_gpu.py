@@ -6,7 +6,10 @@ layer run on the rank's GPU (rtol 1e-4: the kernels' atomics sum in no fixed
 order), with the balanced-ranges partition (the GPU machines have no
 libmetis; METIS too where it loads), a partition with no halo, a rank that
 owns no node (2 ranks or more), and the halo exchange against a hand
-computation.
+computation; RGATConv's edge_attr and return_attention_weights (outputs, α,
+gradients of x, edge_attr and the weights; a rank with only isolated nodes,
+then none, with 2 ranks or more) and bad edge input (attr-*). The attr-*
+scenarios were added without a GPU run (2026-11-28): run them once.
 
 The GPU machines have no hectorc, so the layers' libraries are built here first:
     python3 test/gpu/test_distributed_full_graph_gpu.py --build build/gpu-models/full-graph
@@ -63,11 +66,11 @@ def ranks_main() -> int:
         device = torch.device("cpu")
         dist.init_process_group("gloo")
     rank, world = dist.get_rank(), dist.get_world_size()
-    scenarios = ["ranges", "no-halo", "halo", "disagree"]
-    if world >= 2:
-        scenarios.append("empty-rank")
+    scenarios = ["ranges", "no-halo", "halo", "attr-ranges", "attr-errors"]
+    if world >= 2:  # one rank cannot disagree with itself, nor leave a rank empty
+        scenarios += ["disagree", "empty-rank", "attr-isolated"]
     if partition.metis_available():
-        scenarios.append("metis")
+        scenarios += ["metis", "attr-metis"]
     results = cases.run_checks(rank, world, scenarios, device=device)
     gathered = [None] * world
     dist.all_gather_object(gathered, results)

@@ -23,6 +23,7 @@ from hector.distributed.halo import HaloExchange
 from hector.distributed.local_graph import local_graph
 
 WIDTH = 8
+EDGE_DIM = 3
 # Every node type is some edge type's destination (FullGraphLayer needs it for HGT).
 METADATA = (["a", "b"], [("a", "r0", "b"), ("b", "r1", "a"), ("a", "r2", "a")])
 TOL = {"cpu": dict(rtol=1e-5, atol=1e-5),
@@ -89,11 +90,23 @@ def run_whole(layer, x, edge_index, edge_type, node_type):
     return whole
 
 
+def make_attention_layer(seed: int = 0, edge_dim=EDGE_DIM):
+    """RGATConv with edge features (the edge_attr / α checks)."""
+    torch.manual_seed(seed)
+    return hnn.RGATConv(WIDTH, WIDTH // 2, num_relations=3, heads=2, edge_dim=edge_dim)
+
+
+# The RGATConv variants of the edge_attr / α checks: (edge_attr, α).
+ATTENTION_VARIANTS = ((True, False), (False, True), (True, True))
+
+
 def layer_specs() -> list:
     """The model specs of every layer the checks build (hector.aot builds
     them for the GPU machines, which have no compiler)."""
-    return sorted({make_layer(kind, WIDTH, out).model_spec
-                   for kind in ("rgcn", "rgat", "hgt") for out in (WIDTH, 4)})
+    specs = {make_layer(kind, WIDTH, out).model_spec
+             for kind in ("rgcn", "rgat", "hgt") for out in (WIDTH, 4)}
+    specs |= {make_attention_layer().spec_for(ea, alpha) for ea, alpha in ATTENTION_VARIANTS}
+    return sorted(specs)
 
 
 def warm(kinds=("rgcn", "rgat", "hgt")):
@@ -105,6 +118,11 @@ def warm(kinds=("rgcn", "rgat", "hgt")):
         run_whole(make_layer(kind), x, ei, et, nt).sum().backward()
     for kind in ("rgcn", "hgt"):  # the last layers of the 2-layer stacks
         run_whole(make_layer(kind, WIDTH, 4), x, ei, et, nt).sum().backward()
+    ea = torch.randn(ei.size(1), EDGE_DIM)
+    for with_attr, alpha in ATTENTION_VARIANTS:
+        out = make_attention_layer()(x, ei, et, edge_attr=ea if with_attr else None,
+                                     return_attention_weights=alpha or None)
+        (out[0].sum() + out[1][1].sum() if alpha else out.sum()).backward()
 
 
 def _init(rank: int, world: int, port: int) -> None:
@@ -273,6 +291,185 @@ def check_disagreement(rank: int, world: int, device="cpu", group=None) -> list:
     return [f"rank {rank}: different partitions were accepted"]
 
 
+def graph_with_isolated(num_isolated: int = 5, seed: int = 0):
+    """graph() and `num_isolated` more nodes (type a, the last ids) that no
+    edge touches."""
+    edge_index, edge_type, node_type = graph(seed=seed)
+    return (edge_index, edge_type,
+            torch.cat([node_type, node_type.new_zeros(num_isolated)]))
+
+
+def check_attention(setup, failures, label, device="cpu", group=None, seed=0):
+    """RGATConv's edge_attr and return_attention_weights through
+    FullGraphLayer against the layer on the whole graph in this process:
+    one layer with edge_attr (the local edges' rows), one returning α
+    without edge_attr, and a 2-layer stack with edge_attr (the whole
+    graph's tensor, shared by both layers) and α from both
+    (return_attention_weights True, then False). Loss = Σ out ⊙ w + Σ α ⊙ w_α;
+    compared: outputs, α and its edges, gradients of x, edge_attr and the
+    weights (summed over ranks)."""
+    edge_index, edge_type, node_type, parts, method = setup
+    edge_index, edge_type = edge_index.to(device), edge_type.to(device)
+    n, num_edges = node_type.numel(), edge_index.size(1)
+    pg = PartitionedGraph(edge_index, n, edge_type=edge_type, parts=parts, method=method,
+                          device=device, group=group)
+    gen = torch.Generator().manual_seed(seed + 100)
+    x, edge_attr, w_out, w_alpha = (
+        torch.randn(*shape, generator=gen).to(device)
+        for shape in ((n, WIDTH), (num_edges, EDGE_DIM), (n, WIDTH), (num_edges, 2)))
+
+    into_owned = torch.from_numpy(pg.parts).to(device)[edge_index[1]] == pg.rank
+    if not torch.equal(pg.edge_ids, torch.nonzero(into_owned).view(-1)):
+        failures.append(f"{label}: edge_ids are not the edges into the owned nodes, in order")
+    covered = torch.zeros(num_edges, dtype=torch.int64, device=device)
+    covered[pg.edge_ids] += 1  # every edge on exactly one rank
+    dist.all_reduce(covered, group=group)
+    if not bool((covered == 1).all()):
+        failures.append(f"{label}: the ranks' local edges do not cover every edge once")
+    if not torch.equal(pg.global_edge_index, edge_index[:, pg.edge_ids]):
+        failures.append(f"{label}: global_edge_index is not the local edges' global ids")
+
+    # (layers, attr form: None / "local" / "whole", return_attention_weights per layer)
+    variants = [(1, "local", (None,)), (1, None, (True,)), (2, "whole", (True, False))]
+    for v, (depth, attr_form, attention) in enumerate(variants):
+        what = f"{label} {depth} layer(s) edge_attr={attr_form} α={attention}"
+        layers = [make_attention_layer(seed + 10 * v + i).to(device) for i in range(depth)]
+        whole = [copy.deepcopy(layer) for layer in layers]
+        wrapped = torch.nn.ModuleList([FullGraphLayer(layer, pg) for layer in layers])
+
+        xw = x.clone().requires_grad_(True)
+        eaw = edge_attr.clone().requires_grad_(True)
+        hw, loss, alphas_w = xw, 0, []
+        for i, layer in enumerate(whole):
+            out = layer(hw, edge_index, edge_type, edge_attr=eaw if attr_form else None,
+                        return_attention_weights=attention[i])
+            if isinstance(out, tuple):
+                out, (_, alpha) = out
+                alphas_w.append(alpha)
+                loss = loss + (alpha * w_alpha).sum()
+            hw = out.relu() if i + 1 < depth else out
+        (loss + (hw * w_out).sum()).backward()
+
+        xp = pg.owned_rows(x).clone().requires_grad_(True)
+        eap = (pg.edge_rows(edge_attr) if attr_form == "local" else edge_attr
+               ).clone().requires_grad_(True)
+        h, loss, alphas_p = xp, 0, []
+        for i, layer in enumerate(wrapped):
+            out = layer(h, edge_attr=eap if attr_form else None,
+                        return_attention_weights=attention[i])
+            if isinstance(out, tuple):
+                out, (edges, alpha) = out
+                if not torch.equal(edges, edge_index[:, pg.edge_ids]):
+                    failures.append(f"{what}: layer {i}'s α edges are not the local edges")
+                alphas_p.append(alpha)
+                loss = loss + (alpha * pg.edge_rows(w_alpha)).sum()
+            h = out.relu() if i + 1 < depth else out
+        (loss + (h * pg.owned_rows(w_out)).sum()).backward()
+        all_reduce_gradients(wrapped)
+
+        _compare(failures, f"{what}: output", h.detach(), pg.owned_rows(hw.detach()))
+        if len(alphas_p) != len(alphas_w):
+            failures.append(f"{what}: {len(alphas_p)} α returned, expected {len(alphas_w)}")
+        for i, (got, want) in enumerate(zip(alphas_p, alphas_w)):
+            _compare(failures, f"{what}: α {i}", got.detach(), pg.edge_rows(want.detach()))
+        _compare(failures, f"{what}: grad x", xp.grad, pg.owned_rows(xw.grad))
+        if attr_form == "local":
+            _compare(failures, f"{what}: grad edge_attr", eap.grad, pg.edge_rows(eaw.grad))
+        elif attr_form == "whole":  # each rank's part of the gradient; their sum is whole
+            grad = eap.grad.clone()
+            dist.all_reduce(grad, group=group)
+            _compare(failures, f"{what}: grad edge_attr (summed)", grad, eaw.grad)
+        for i, (mp, mw) in enumerate(zip(wrapped, whole)):
+            for (name, p), (_, q) in zip(mp.layer.named_parameters(), mw.named_parameters()):
+                _compare(failures, f"{what}: layer {i} grad {name}", p.grad, q.grad)
+    return pg
+
+
+def check_edge_attr(rank: int, world: int, scenario: str, device="cpu", group=None) -> list:
+    """check_attention on graph_with_isolated: 'attr-metis' / 'attr-ranges'
+    (partition_nodes), 'attr-isolated' (the last rank owns only isolated
+    nodes, so no edge and no halo; then, with 2 ranks or more, it owns no
+    node at all)."""
+    failures = []
+    edge_index, edge_type, node_type = graph_with_isolated()
+    n = node_type.numel()
+    label = f"rank {rank} {scenario}"
+    if scenario in ("attr-metis", "attr-ranges"):
+        check_attention((edge_index, edge_type, node_type, None, scenario[5:]), failures,
+                        label, device, group)
+        return failures
+    if scenario != "attr-isolated":
+        raise ValueError(scenario)
+    isolated = np.zeros(n, bool)
+    isolated[~np.isin(np.arange(n), edge_index.numpy())] = True
+    others = max(world - 1, 1)
+    parts = np.where(isolated, world - 1, np.arange(n) % others)
+    pg = check_attention((edge_index, edge_type, node_type, parts, "auto"), failures,
+                         f"{label} isolated-only", device, group, seed=1)
+    if rank == world - 1 and (pg.num_owned != int(isolated.sum()) or pg.num_local_edges):
+        failures.append(f"{label}: the last rank owns {pg.num_owned} nodes and "
+                        f"{pg.num_local_edges} edges, expected only the isolated ones")
+    if world >= 2:
+        parts = np.arange(n) % (world - 1)
+        pg = check_attention((edge_index, edge_type, node_type, parts, "auto"), failures,
+                             f"{label} empty", device, group, seed=2)
+        if rank == world - 1 and pg.num_owned:
+            failures.append(f"{label}: the last rank owns {pg.num_owned} nodes, expected none")
+    return failures
+
+
+def check_bad_edge_input(rank: int, world: int, device="cpu", group=None) -> list:
+    """Bad input to FullGraphLayer: a clear error on every rank, raised
+    before the exchange, so that the ranks stay in step (a good forward
+    afterwards still matches the whole graph)."""
+    failures = []
+    edge_index, edge_type, node_type = graph_with_isolated()
+    n, num_edges = node_type.numel(), edge_index.size(1)
+    pg = PartitionedGraph(edge_index, n, edge_type=edge_type, method="ranges",
+                          device=device, group=group)
+    layer = make_attention_layer().to(device)
+    wrapped = FullGraphLayer(layer, pg)
+    gen = torch.Generator().manual_seed(5)
+    x = torch.randn(n, WIDTH, generator=gen).to(device)
+    edge_attr = torch.randn(num_edges, EDGE_DIM, generator=gen).to(device)
+    x_owned = pg.owned_rows(x)
+    cases = [
+        ("edge_attr with E + 1 rows", ValueError, "rows",
+         lambda: wrapped(x_owned, edge_attr=torch.cat([edge_attr, edge_attr[:1]]))),
+        ("edge_attr, one row per relation", ValueError, "per relation",
+         lambda: wrapped(x_owned, edge_attr=edge_attr[:3] if pg.num_local_edges != 3
+                         else edge_attr[:4])),
+        ("edge_attr of one dimension too many", ValueError, "[E, edge_dim]",
+         lambda: wrapped(x_owned, edge_attr=edge_attr.unsqueeze(0))),
+        ("edge_attr without edge_dim", ValueError, "edge_dim",
+         lambda: FullGraphLayer(make_layer("rgat").to(device), pg)(x_owned,
+                                                                    edge_attr=edge_attr)),
+        ("edge_attr to RGCNConv", TypeError, "only RGATConv",
+         lambda: FullGraphLayer(make_layer("rgcn").to(device), pg)(x_owned,
+                                                                    edge_attr=edge_attr)),
+        ("α from RGCNConv", TypeError, "return_attention_weights",
+         lambda: FullGraphLayer(make_layer("rgcn").to(device), pg)(
+             x_owned, return_attention_weights=True)),
+        ("x with every node's rows", ValueError, "owned rows",
+         lambda: wrapped(torch.cat([x_owned, x[:1]]))),
+        ("edge_rows of local rows", ValueError, "one per edge of the whole graph",
+         lambda: pg.edge_rows(edge_attr[:-1])),
+    ]
+    for what, error, match, call in cases:
+        try:
+            call()
+        except error as err:
+            if match not in str(err):
+                failures.append(f"rank {rank} {what}: message {str(err)!r} lacks {match!r}")
+        else:
+            failures.append(f"rank {rank} {what}: accepted")
+    whole = copy.deepcopy(layer)(x, edge_index.to(device), edge_type.to(device),
+                                 edge_attr=edge_attr)
+    _compare(failures, f"rank {rank} after the errors: output",
+             wrapped(x_owned, edge_attr=edge_attr).detach(), pg.owned_rows(whole.detach()))
+    return failures
+
+
 def run_checks(rank: int, world: int, scenarios, device="cpu") -> dict:
     """{scenario: failures} of the checks `scenarios`, run in order (all
     ranks run the same, in an initialized process group). A check that
@@ -286,6 +483,10 @@ def run_checks(rank: int, world: int, scenarios, device="cpu") -> dict:
                 results[scenario] = check_halo(rank, world, device, group)
             elif scenario == "disagree":
                 results[scenario] = check_disagreement(rank, world, device, group)
+            elif scenario == "attr-errors":
+                results[scenario] = check_bad_edge_input(rank, world, device, group)
+            elif scenario.startswith("attr-"):
+                results[scenario] = check_edge_attr(rank, world, scenario, device, group)
             else:
                 results[scenario] = check_layers(rank, world, scenario, device, group)
         except Exception:  # noqa: BLE001 -- reported to the test, which fails

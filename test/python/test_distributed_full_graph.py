@@ -6,7 +6,10 @@ RGCN, RGAT and HGT, one layer and 2-layer stacks, equal the unpartitioned
 layer run in one process (1e-5), with METIS and with the ranges fallback,
 with a partition that has no halo and with a rank that owns no node; the
 halo exchange alone matches a hand computation; ranks that disagree on the
-partition all stop with an error. The ranks are processes spawned by
+partition all stop with an error. RGATConv's edge_attr and attention
+weights through FullGraphLayer (1, 2 and 3 ranks, isolated nodes, a rank
+with no edge) equal the whole-graph layer, gradients of edge_attr and α's
+included, and bad edge input raises a clear error. The ranks are processes spawned by
 torch.multiprocessing (full_graph_cases.py holds their code); the libraries
 are compiled once, here, before they start.
 """
@@ -35,9 +38,13 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-# Two spawns, each running several scenarios (starting a rank costs seconds:
-# importing torch): 2 ranks and 3 ranks (the empty rank, the hand-computed halo).
-SCENARIOS = {2: ("metis", "ranges", "no-halo", "ddp", "disagree"), 3: ("halo", "empty-rank")}
+# Three spawns, each running several scenarios (starting a rank costs seconds:
+# importing torch): 1 rank, 2 ranks and 3 ranks (the empty rank, the
+# hand-computed halo). attr-*: RGATConv's edge_attr and attention weights.
+SCENARIOS = {1: ("attr-ranges",),
+             2: ("metis", "ranges", "no-halo", "ddp", "disagree", "attr-metis", "attr-ranges",
+                 "attr-errors"),
+             3: ("halo", "empty-rank", "attr-metis", "attr-ranges", "attr-isolated")}
 
 
 def _spawn(world, scenarios, tmp_path_factory) -> dict:
@@ -55,7 +62,7 @@ def _spawn(world, scenarios, tmp_path_factory) -> dict:
 
 @pytest.fixture(scope="module")
 def ranks(tmp_path_factory):
-    """The results of both spawns, run once for the module (the libraries
+    """The results of every spawn, run once for the module (the libraries
     compiled here first, so that ranks only load them)."""
     cases.warm()
     return {world: _spawn(world, scenarios, tmp_path_factory)
@@ -200,3 +207,21 @@ def test_distributed_data_parallel_sums_the_gradients_too(ranks):
 
 def test_ranks_that_disagree_on_the_partition_all_stop(ranks):
     _check(ranks, 2, "disagree")
+
+
+@pytest.mark.parametrize("world, scenario", [(1, "attr-ranges"), (2, "attr-metis"),
+                                             (2, "attr-ranges"), (3, "attr-metis"),
+                                             (3, "attr-ranges"), (3, "attr-isolated")])
+def test_rgat_edge_attr_and_attention_weights_equal_the_whole_graph(ranks, world, scenario):
+    """RGATConv's edge_attr (the local edges' rows, or the whole graph's) and
+    return_attention_weights through FullGraphLayer: outputs, α (the local
+    edges', in global node ids) and the gradients of x, edge_attr and the
+    weights equal the whole-graph layer; the isolated scenario has a rank
+    that owns only isolated nodes (no edge, no halo), then one with no node."""
+    if scenario == "attr-metis" and not partition.metis_available():
+        pytest.skip("libmetis is not installed")
+    _check(ranks, world, scenario)
+
+
+def test_bad_edge_input_gives_a_clear_error_on_every_rank(ranks):
+    _check(ranks, 2, "attr-errors")

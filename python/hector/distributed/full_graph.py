@@ -72,6 +72,11 @@ class PartitionedGraph:
       all ranks (default: a new group made here, dist.new_group, so the
       exchange never queues behind other collectives); timeout: its timeout.
     - timed: the exchange measures its own time (HaloStats.seconds).
+
+    owned_rows(x) picks this rank's rows of a per-node tensor [N, ...],
+    edge_rows(t) its local edges' rows of a per-edge tensor [E, ...] (the
+    edges into its owned nodes, in the whole graph's order; edge_ids are
+    their positions there, global_edge_index their endpoints).
     """
 
     def __init__(self, edge_index, num_nodes: Optional[int] = None, *, edge_type=None,
@@ -98,12 +103,14 @@ class PartitionedGraph:
                              f"{parts.shape}")
         self.parts = parts.astype(np.int64)
         self.num_nodes = num_nodes
+        self.num_edges = int(edge_index.shape[1]) if len(edge_index.shape) == 2 else -1
         self._check_agreement()
         self.local = local_graph(self.rank, self.parts, edge_index, edge_type=edge_type,
                                  node_type=node_type, num_parts=self.world_size
                                  ).to(self.device)
         self._check_plans()
         self.exchange = HaloExchange(self.local, group, timed=timed)
+        self._edge_ids = self._global_edge_index = None  # made when first asked for
 
     def _all_agree(self, flag: bool) -> bool:
         """True on every rank when `flag` is True on every rank."""
@@ -113,12 +120,13 @@ class PartitionedGraph:
 
     def _check_agreement(self) -> None:
         c = _checksum(self.parts)
-        t = torch.tensor([c, -c, self.num_nodes, -self.num_nodes], dtype=torch.int64,
-                         device=self.device)
+        t = torch.tensor([c, -c, self.num_nodes, -self.num_nodes, self.num_edges,
+                          -self.num_edges], dtype=torch.int64, device=self.device)
         dist.all_reduce(t, op=dist.ReduceOp.MAX, group=self.group)
-        if int(t[0]) != -int(t[1]) or int(t[2]) != -int(t[3]):
-            raise ValueError("the ranks disagree on the partition or the node count: every "
-                             "rank must build PartitionedGraph from the same graph and parts")
+        if int(t[0]) != -int(t[1]) or int(t[2]) != -int(t[3]) or int(t[4]) != -int(t[5]):
+            raise ValueError("the ranks disagree on the partition, the node count or the "
+                             "edge count: every rank must build PartitionedGraph from the "
+                             "same graph and parts")
 
     def _check_plans(self) -> None:
         """What each rank plans to send to each other must be what it expects."""
@@ -141,6 +149,41 @@ class PartitionedGraph:
                              f"node), got {tuple(x.shape)}")
         return self.local.owned_rows(x)
 
+    @property
+    def num_local_edges(self) -> int:
+        return int(self.local.edge_ids.size)
+
+    @property
+    def edge_ids(self) -> torch.Tensor:
+        """[num_local_edges] int64 on `device`: each local edge's position in
+        the whole graph's edge order (increasing), e.g. to place the α that
+        FullGraphLayer returns: alpha_whole[graph.edge_ids] = alpha."""
+        if self._edge_ids is None:
+            self._edge_ids = torch.from_numpy(self.local.edge_ids.astype(np.int64)
+                                              ).to(self.device)
+        return self._edge_ids
+
+    @property
+    def global_edge_index(self) -> torch.Tensor:
+        """[2, num_local_edges] int64 on `device`: the local edges'
+        (source, destination) as global node ids (= the whole graph's
+        edge_index[:, edge_ids]); local.edge_index has them in local ids."""
+        if self._global_edge_index is None:
+            ids = np.concatenate([self.local.owned, self.local.halo]).astype(np.int64)
+            self._global_edge_index = torch.from_numpy(ids).to(self.device)[
+                self.local.edge_index]
+        return self._global_edge_index
+
+    def edge_rows(self, t: torch.Tensor) -> torch.Tensor:
+        """The rows of a whole-graph per-edge tensor [E, ...] (e.g. RGATConv's
+        edge_attr) for this rank's local edges, in their order (increasing
+        global edge id, the order of the local edge_index); differentiable."""
+        if not isinstance(t, torch.Tensor) or t.dim() == 0 or t.size(0) != self.num_edges:
+            shape = tuple(t.shape) if isinstance(t, torch.Tensor) else type(t).__name__
+            raise ValueError(f"edge_rows takes a tensor of {self.num_edges} rows (one per "
+                             f"edge of the whole graph), got {shape}")
+        return t[self.edge_ids.to(t.device)]
+
 
 class FullGraphLayer(torch.nn.Module):
     """An unchanged hector.nn layer (RGCNConv, FastRGCNConv, RGATConv,
@@ -149,7 +192,15 @@ class FullGraphLayer(torch.nn.Module):
         forward(x_owned [num_owned, in]) -> [num_owned, out]
 
     = the rows of the owned nodes (in graph.owned order) of the layer applied
-    to the whole graph, computed from this rank's rows only. A collective
+    to the whole graph, computed from this rank's rows only. RGATConv also
+    takes forward(x_owned, edge_attr=, return_attention_weights=): edge_attr
+    either the whole graph's [E, edge_dim] (every rank then reads its local
+    edges' rows, and the gradient of the whole tensor is nonzero only there:
+    the sum over ranks is the whole graph's) or the local edges' rows
+    [graph.num_local_edges, edge_dim] (graph.edge_rows); α comes back as
+    (edge_index, α) of the local edges, the edges into the owned nodes, in
+    increasing global edge id (graph.edge_ids), with global node ids: the
+    ranks' results together hold every edge once. A collective
     (the halo exchange, forward and backward): every rank calls it in the
     same order. The layer is the module's `layer`, its parameters the
     wrapped layer's; it takes the graph's edge_type (RGCN, RGAT) or
@@ -226,16 +277,64 @@ class FullGraphLayer(torch.nn.Module):
         return ([m.to(device) for m in members], {k: v.to(device) for k, v in edges.items()},
                 rows.to(device))
 
-    def forward(self, x_owned: torch.Tensor) -> torch.Tensor:
+    def forward(self, x_owned: torch.Tensor, edge_attr: Optional[torch.Tensor] = None,
+                return_attention_weights: Optional[bool] = None):
         local = self.graph.local
+        name = type(self.layer).__name__
+        # Checked before the exchange, so that ranks given the same bad input
+        # all raise before any collective and stay in step.
+        if not isinstance(x_owned, torch.Tensor) or x_owned.dim() == 0 \
+                or x_owned.size(0) != local.num_owned:
+            shape = tuple(x_owned.shape) if isinstance(x_owned, torch.Tensor) else \
+                type(x_owned).__name__
+            raise ValueError(f"FullGraphLayer takes this rank's owned rows, "
+                             f"[{local.num_owned}, in] (graph.owned_rows(x)), got {shape}")
+        rgat = isinstance(self.layer, RGATConv)
+        if not rgat and (edge_attr is not None or return_attention_weights is not None):
+            raise TypeError(f"{name} takes no edge_attr or return_attention_weights (only "
+                            "RGATConv does)")
+        if edge_attr is not None:
+            edge_attr = self._local_edge_attr(edge_attr)
         x = torch.cat([x_owned, self.graph.exchange(x_owned)])
+        if rgat:
+            out = self.layer(x, local.edge_index, local.edge_type, edge_attr=edge_attr,
+                             return_attention_weights=return_attention_weights)
+            if not isinstance(out, tuple):
+                return out[:local.num_owned]
+            # α of the local edges (the edges into owned nodes), their
+            # endpoints as global node ids: the ranks' pairs together hold
+            # every edge once; graph.edge_ids places α in the global order.
+            out, (_, alpha) = out
+            return out[:local.num_owned], (self.graph.global_edge_index, alpha)
         if self._hgt is None:
-            out = self.layer(x, local.edge_index, local.edge_type)
-            return out[:local.num_owned]
+            return self.layer(x, local.edge_index, local.edge_type)[:local.num_owned]
         members, edges, rows = self._hgt
         names = self.layer.node_types
         out = self.layer({names[t]: x[m] for t, m in enumerate(members)}, edges)
         return torch.cat([out[nt] for nt in names])[rows]
+
+    def _local_edge_attr(self, edge_attr) -> torch.Tensor:
+        """edge_attr as the rows of this rank's local edges, from either those
+        rows or the whole graph's (the same tensor where the rank holds every
+        edge: local edges keep the global order)."""
+        if self.layer.edge_dim is None:
+            raise ValueError("RGATConv got edge_attr but has no edge_dim: construct it with "
+                             "edge_dim=edge_attr.size(-1)")
+        if not isinstance(edge_attr, torch.Tensor):
+            raise TypeError(f"edge_attr must be a tensor, got {type(edge_attr).__name__}")
+        if edge_attr.dim() not in (1, 2):
+            raise ValueError(f"edge_attr must be [E, edge_dim] (or [E] for edge_dim 1), got "
+                             f"shape {tuple(edge_attr.shape)}")
+        rows = edge_attr.size(0)
+        if rows == self.graph.num_local_edges:
+            return edge_attr
+        if rows == self.graph.num_edges:
+            return self.graph.edge_rows(edge_attr)
+        raise ValueError(
+            f"edge_attr has {rows} rows: FullGraphLayer takes one per edge of the whole "
+            f"graph ({self.graph.num_edges}) or one per local edge of this rank "
+            f"({self.graph.num_local_edges}, graph.edge_rows(edge_attr)); for PyG's one row "
+            f"per relation pass edge_attr[edge_type]")
 
 
 def all_reduce_gradients(module: torch.nn.Module, group=None) -> None:
