@@ -3,8 +3,8 @@
 // Part of the hgraph-to-htmpl lowering. Row-wise hgraph ops (element-wise
 // math, dot, scale, slice, gather, typed_vector, relation_norm, degree_norm,
 // zeros, the gradient helpers equal and leaky_relu_grad, dropout, and the
-// normalising step of edge_softmax) are never materialized on their own: they are
-// evaluated inside the body of the traversal that consumes them. A
+// normalising step of edge_softmax) are never materialized on their own:
+// they are evaluated inside the body of the traversal that consumes them. A
 // RowEvaluator first collects the buffers ("leaves") an expression reads, so
 // that they become the traversal's operands, then emits the scalar code for
 // one (head, feature) position inside the traversal body, each shared

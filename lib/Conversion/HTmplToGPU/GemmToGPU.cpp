@@ -1261,9 +1261,11 @@ void RowEpilogue::addRowDot(OpBuilder &b, Location loc, Value row, Value share,
                                 /*withElseRegion=*/false);
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(ifOp.thenBlock());
+  if (!head)
+    head = constIndex(b, loc, 0);
   memref::AtomicRMWOp::create(b, loc, arith::AtomicRMWKind::addf, share,
                               GemmOp(op).getRowDotInto(),
-                              ValueRange{row, head ? head : constIndex(b, loc, 0)});
+                              ValueRange{row, head});
 }
 
 void RowEpilogue::addRowDots(OpBuilder &b, Location loc, Value row,
@@ -1298,7 +1300,8 @@ void RowEpilogue::addRowDots(OpBuilder &b, Location loc, Value row,
       for (int64_t e = 0; e < run; ++e) {
         Value value = r.value, vector = r.vector;
         if (run > 1) {
-          value = vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{e});
+          value =
+              vector::ExtractOp::create(b, loc, value, ArrayRef<int64_t>{e});
           vector =
               vector::ExtractOp::create(b, loc, vector, ArrayRef<int64_t>{e});
         }
