@@ -80,6 +80,8 @@ def build(args) -> None:
                            "bin", "hectorc")
     plans = dict(PLANS, auto=("--offload=auto", f"--offload-capacity-mib={args.auto_capacity_mib}"))
     for plan, options in plans.items():
+        if plan not in args.plans:
+            continue
         out = os.path.join(args.build, library_name(args, plan))
         subprocess.run([hectorc, source, "--target=cuda", "--training", sizes, *options,
                         "-o", out], check=True)
@@ -114,7 +116,7 @@ def run(args) -> dict:
     device = torch.device("cuda")
     torch.cuda.init()  # the driver loaded, so that the cache's host pool is pinned
     cache = TensorCache(host_capacity=args.host_gib << 30, directory=args.cache_dir,
-                        pinned=True)
+                        pinned=True, checksum=args.checksum)
     if args.pool_gib:
         # Pinned in the background while the graph loads and the first steps
         # run: no step waits for it (puts before their block is ready take
@@ -167,6 +169,8 @@ def run(args) -> dict:
             print(f"{contender}: {path} missing, skipped", flush=True)
             continue
         library = compiled.load(path)
+        capacity = cap_memory(args, contender, library)
+        checksum_failures = cache.stats()["checksum_failures"]
         wrap = contender if contender in ("hooks", "save_on_cpu", "checkpoint") else None
         try:
             grads = None
@@ -189,7 +193,8 @@ def run(args) -> dict:
         except (torch.cuda.OutOfMemoryError, LaunchError) as err:
             if isinstance(err, LaunchError) and "memory" not in str(err).lower():
                 raise
-            results[contender] = {"error": "out of memory: " + str(err).splitlines()[0][:200]}
+            results[contender] = {"error": "out of memory: " + str(err).splitlines()[0][:200],
+                                  "capacity_gib": capacity}
             print(f"{contender}: out of memory ({str(err).splitlines()[0][:200]})", flush=True)
             grads = None
             gc.collect()
@@ -205,7 +210,8 @@ def run(args) -> dict:
             "step_ms": 1e3 * statistics.median(times), "steps_ms": [1e3 * t for t in times],
             "warmup_ms": [1e3 * t for t in warmup],
             "peak_gib": peak / 2**30, "moved_bytes": moved_bytes(library[f"{name}_fwd"], symbols),
-            "grad_rel_diff_vs_keep": diff}
+            "grad_rel_diff_vs_keep": diff, "capacity_gib": capacity,
+            "checksum_failures": cache.stats()["checksum_failures"] - checksum_failures}
         if args.digest_dir:
             save_digest(os.path.join(args.digest_dir, f"{contender}.npz"), list(params), grads)
         r = results[contender]
@@ -224,6 +230,25 @@ def run(args) -> dict:
                       "heads": args.heads},
             "gpu": torch.cuda.get_device_name(), "cache_stats": stats, "pool_stats": pool,
             "results": results}
+
+
+def cap_memory(args, contender: str, library):
+    """Caps the GPU memory of this contender's steps (None: uncapped).
+
+    Torch's memory fraction bounds everything torch's allocator holds (the
+    libraries' temporaries come from it too); the runtime's cap on the
+    libraries' temporaries applies on top, at the same size.
+    """
+    import torch
+    torch.cuda.empty_cache()
+    total = torch.cuda.get_device_properties(0).total_memory
+    if not args.capacity_gib or contender in args.uncapped:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+        library.set_temporary_cap(None)
+        return None
+    torch.cuda.set_per_process_memory_fraction(min(1.0, args.capacity_gib * 2**30 / total))
+    library.set_temporary_cap(int(args.capacity_gib * 2**30))
+    return args.capacity_gib
 
 
 def save_digest(path: str, names, grads) -> None:
@@ -258,20 +283,21 @@ def compare(a: str, b: str) -> int:
 def report(data: dict) -> str:
     keep = data["results"].get("keep", {})
     lines = [f"# Offload: {data['model']} on {data['graph']} ({data['gpu']})", "",
-             "| contender | step ms | vs keep | first step ms | peak GiB | vs keep "
-             "| moved to host / disk (MiB) | grad rel. diff |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| contender | capacity GiB | step ms | vs keep | first step ms | peak GiB | vs keep "
+             "| moved to host / disk (MiB) | grad rel. diff | checksum failures |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, r in data["results"].items():
         if "error" in r:
-            lines.append(f"| {name} | {r['error']} | | | | | | |")
+            lines.append(f"| {name} | {r.get('capacity_gib') or ''} | {r['error']} | | | | | | | |")
             continue
         speed = keep.get("step_ms", 0) / r["step_ms"] if keep else float("nan")
         memory = r["peak_gib"] / keep["peak_gib"] if keep.get("peak_gib") else float("nan")
         moved = r["moved_bytes"]
         first = f"{r['warmup_ms'][0]:.1f}" if r.get("warmup_ms") else ""
-        lines.append(f"| {name} | {r['step_ms']:.2f} | {speed:.2f}x | {first} | {r['peak_gib']:.3f} | "
-                     f"{memory:.2f} | {moved['host'] / 2**20:.0f} / {moved['disk'] / 2**20:.0f} "
-                     f"| {r['grad_rel_diff_vs_keep']} |")
+        lines.append(f"| {name} | {r.get('capacity_gib') or 'none'} | {r['step_ms']:.2f} | "
+                     f"{speed:.2f}x | {first} | {r['peak_gib']:.3f} | {memory:.2f} | "
+                     f"{moved['host'] / 2**20:.0f} / {moved['disk'] / 2**20:.0f} "
+                     f"| {r['grad_rel_diff_vs_keep']} | {r.get('checksum_failures', '')} |")
     pool = data.get("pool_stats") or {}
     if pool.get("bytes"):
         lines += ["", f"Host pool: {pool['bytes'] / 2**30:.1f} GiB, {pool['bytes_pinned'] / 2**30:.1f} "
@@ -293,6 +319,15 @@ def main() -> int:
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--auto-capacity-mib", type=int, default=4096)
+    ap.add_argument("--plans", default=",".join((*PLANS, "auto")),
+                    help="with --build: the libraries to compile")
+    ap.add_argument("--capacity-gib", type=float, default=0,
+                    help="cap the GPU memory of every contender but --uncapped's (torch's "
+                         "memory fraction and the runtime's cap on temporaries)")
+    ap.add_argument("--uncapped", default="keep",
+                    help="contenders run without --capacity-gib (keep-all's real peak)")
+    ap.add_argument("--checksum", action="store_true",
+                    help="the tensor cache hashes every value and checks every reload")
     ap.add_argument("--contenders", default=",".join(CONTENDERS))
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--warmup", type=int, default=1)
@@ -308,6 +343,8 @@ def main() -> int:
     args = ap.parse_args()
     if args.compare:
         return compare(*args.compare)
+    args.plans = args.plans.split(",")
+    args.uncapped = args.uncapped.split(",")
     if args.build:
         build(args)
         return 0

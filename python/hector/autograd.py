@@ -108,14 +108,28 @@ class _StepKeys:
 
         self.cache = cache
         self.base = offload.reserve_keys(max(slots) + 1)
+        # Set once the forward has returned: every slot was evicted then. A
+        # forward that failed part-way evicted only some.
+        self.forward_done = [False]
         weakref.finalize(self, _release_keys, library, cache,
-                         [self.base + slot for slot in slots])
+                         [self.base + slot for slot in slots], self.forward_done)
 
 
-def _release_keys(library, cache, keys) -> None:
-    if not cache.closed:  # a closed cache has freed everything
-        for key in keys:
+def _release_keys(library, cache, keys, forward_done) -> None:
+    """Releases each key of the step, all of them even if one fails (then
+    the first failure is raised); a key that a failed forward never evicted
+    is skipped."""
+    if cache.closed:  # a closed cache has freed everything
+        return
+    failure = None
+    for key in keys:
+        try:
             library.offload_release(cache, key)
+        except RuntimeError as err:
+            if forward_done[0] or "no value under key" not in str(err):
+                failure = failure or err
+    if failure is not None:
+        raise failure
 
 
 class _EntryFunction(torch.autograd.Function):
@@ -134,6 +148,8 @@ class _EntryFunction(torch.autograd.Function):
             ctx.keys = _StepKeys(call.library, cache, evicted)
         outputs = call.call(call.forward, values, device, offload=ctx.keys and
                             (ctx.keys.cache, ctx.keys.base))
+        if ctx.keys:
+            ctx.keys.forward_done[0] = True
         saved = [a.name for a in call.forward.arguments if a.role == "saved"]
         ctx.planned = None
         if call.planner is not None:  # hector.offload.plan: it keeps the names it returns

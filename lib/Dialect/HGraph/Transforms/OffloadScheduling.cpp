@@ -176,8 +176,15 @@ struct Saved {
   /// backward has, in order, and their time; none when it cannot be.
   SmallVector<Operation *> recomputeSlice;
   std::optional<double> recomputeSeconds;
+  /// The other saved values (indices into the step's) the recomputation
+  /// reads: they must be kept for it (a layer's messages from its kept
+  /// input, say).
+  SmallVector<unsigned> recomputeReads;
   Decision decision = Decision::Keep;
   unsigned prefetchAt = 0;
+  /// A moved value's device memory stays allocated until its copy to the
+  /// host is done: the point by which it is (simulateLinks).
+  unsigned evictedBy = 0;
 };
 
 class Step {
@@ -205,6 +212,12 @@ private:
   void addPairSums(Value edgeValue, bool pairsPay);
   void findRecomputation(Saved &saved);
   double readSeconds(const Saved &saved) const;
+  double simulateLinks(bool prefetchesPlaced);
+  unsigned latestHidingPoint(const Saved &saved) const;
+  bool readByRecomputation(const Saved &saved) const;
+  double excessOver(double capacity, double *peak) const;
+  unsigned pointAtTime(double seconds) const;
+  double recomputeSeconds() const;
   unsigned pointOf(Operation *op) const { return points.lookup(op); }
   unsigned lastMemoryRead(Value value, Operation *ignored) const;
   unsigned firstReader(Value value) const;
@@ -229,7 +242,7 @@ private:
   /// fusion plan, rowsStoredByFusion), in either function.
   llvm::DenseSet<Value> fusionStored;
   std::vector<double> base; // the step's memory without the saved values
-  SmallVector<Saved> saved;
+  std::vector<Saved> saved;
 };
 
 /// Moves each pure operation of `func` to just before its first reader.
@@ -390,9 +403,12 @@ LogicalResult Step::analyze() {
     record.diskSeconds =
         record.bytes / rates.diskWrite + record.bytes / rates.diskRead;
     record.prefetchAt = record.firstBackward;
-    findRecomputation(record);
     saved.push_back(std::move(record));
   }
+
+  // Recomputations may start from other saved values, which then stay.
+  for (Saved &record : saved)
+    findRecomputation(record);
 
   // Everything else the lowering allocates: returned values are the
   // caller's buffers, for their whole function; a stored value lives from
@@ -583,7 +599,8 @@ void Step::addSaved(std::vector<double> &memory, const Saved &record,
     return;
   case Decision::Host:
   case Decision::Disk:
-    addInterval(memory, record.def, record.lastForward, record.bytes);
+    addInterval(memory, record.def,
+                std::max(record.lastForward, record.evictedBy), record.bytes);
     addInterval(memory, record.prefetchAt, record.lastBackward, record.bytes);
     return;
   case Decision::Recompute:
@@ -606,11 +623,101 @@ double Step::readSeconds(const Saved &record) const {
                                                            : rates.hostRead);
 }
 
-/// The producers of a saved value back to the forward's arguments, if each
-/// argument they read is one the backward has too (by name), and the chain is
-/// short and free of side effects.
+/// The first point that starts at or after `seconds` (the last one if none).
+unsigned Step::pointAtTime(double seconds) const {
+  auto it = std::lower_bound(start.begin(), start.end() - 1, seconds);
+  return std::min<unsigned>(it - start.begin(), ops.size() - 1);
+}
+
+/// The copies of the moved values share one link each way, so they queue:
+/// evictions to host memory in the order the forward issues them, at the
+/// host write rate, each holding its device memory until it is done
+/// (`evictedBy`); prefetches in the order the backward reads them, at the
+/// host (or disk) read rate, none before the backward starts (or before its
+/// placed point) nor before its eviction is done. A prefetch not done by its
+/// first reader stalls the step, and the stall delays what follows. Returns
+/// the total stall. Each copy alone would be hidden in its value's idle
+/// period; together they may not be (issue 17, measured on an H200).
+double Step::simulateLinks(bool prefetchesPlaced) {
+  SmallVector<Saved *> moved;
+  for (Saved &record : saved)
+    if (record.decision == Decision::Host || record.decision == Decision::Disk)
+      moved.push_back(&record);
+  llvm::stable_sort(moved, [](const Saved *a, const Saved *b) {
+    return a->lastForward < b->lastForward;
+  });
+  DenseMap<const Saved *, double> evictionDone;
+  double linkFree = 0;
+  for (Saved *record : moved) {
+    double begin = std::max(start[record->lastForward + 1], linkFree);
+    linkFree = begin + record->bytes / rates.hostWrite;
+    evictionDone[record] = linkFree;
+    record->evictedBy = pointAtTime(linkFree);
+  }
+  llvm::stable_sort(moved, [](const Saved *a, const Saved *b) {
+    return a->firstBackward < b->firstBackward;
+  });
+  double stall = 0;
+  linkFree = 0;
+  for (Saved *record : moved) {
+    unsigned issue =
+        prefetchesPlaced ? record->prefetchAt : latestHidingPoint(*record);
+    double begin = std::max(
+        {start[issue] + stall, linkFree, evictionDone.lookup(record)});
+    linkFree = begin + readSeconds(*record);
+    double deadline = start[record->firstBackward] + stall;
+    if (linkFree > deadline)
+      stall += linkFree - deadline;
+  }
+  return stall;
+}
+
+/// True when a recomputation planned reads the value (which must then stay).
+bool Step::readByRecomputation(const Saved &record) const {
+  unsigned index = &record - saved.data();
+  return llvm::any_of(saved, [&](const Saved &other) {
+    return other.decision == Decision::Recompute &&
+           llvm::is_contained(other.recomputeReads, index);
+  });
+}
+
+/// The latest point of the backward from which the value's read alone is
+/// done by its first reader (the backward's start if none is).
+unsigned Step::latestHidingPoint(const Saved &record) const {
+  for (unsigned point = record.firstBackward + 1; point-- > numForward;)
+    if (secondsBetween(point, record.firstBackward) >= readSeconds(record))
+      return point;
+  return numForward;
+}
+
+/// The memory over `capacity`, in byte-seconds over the step's operations,
+/// of the plan as it stands; `peak` gets its peak.
+double Step::excessOver(double capacity, double *peak) const {
+  std::vector<double> memory = profile();
+  double excess = 0;
+  for (unsigned point = 0; point < memory.size(); ++point)
+    if (memory[point] > capacity)
+      excess += (memory[point] - capacity) *
+                std::max(secondsBetween(point, point + 1), 1e-9);
+  *peak = memory.empty() ? 0 : *llvm::max_element(memory);
+  return excess;
+}
+
+/// The time the backward spends recomputing the values planned so.
+double Step::recomputeSeconds() const {
+  double seconds = 0;
+  for (const Saved &record : saved)
+    if (record.decision == Decision::Recompute && record.recomputeSeconds)
+      seconds += *record.recomputeSeconds;
+  return seconds;
+}
+
+/// The producers of a saved value back to the forward's arguments or to
+/// other saved values, if each argument they read is one the backward has
+/// too (by name), and the chain is short and free of side effects.
 void Step::findRecomputation(Saved &record) {
   llvm::SetVector<Operation *> slice;
+  llvm::SetVector<unsigned> reads;
   SmallVector<Operation *> work = {record.producer};
   while (!work.empty()) {
     Operation *op = work.pop_back_val();
@@ -619,6 +726,13 @@ void Step::findRecomputation(Saved &record) {
     if (slice.size() > kMaxRecomputedOps || !isPure(op))
       return;
     for (Value operand : op->getOperands()) {
+      auto other = llvm::find_if(saved, [&](const Saved &candidate) {
+        return candidate.value == operand && &candidate != &record;
+      });
+      if (other != saved.end()) {
+        reads.insert(other - saved.begin());
+        continue;
+      }
       if (Operation *def = operand.getDefiningOp()) {
         work.push_back(def);
         continue;
@@ -639,6 +753,7 @@ void Step::findRecomputation(Saved &record) {
     }
   }
   record.recomputeSlice.assign(slice.begin(), slice.end());
+  record.recomputeReads.assign(reads.begin(), reads.end());
   llvm::sort(record.recomputeSlice, [&](Operation *a, Operation *b) {
     return pointOf(a) < pointOf(b);
   });
@@ -656,6 +771,7 @@ void Step::planForced(Decision tier, double minBytes) {
   for (Saved &record : saved)
     if (record.bytes >= minBytes && record.lastForward + 1 < record.firstBackward)
       record.decision = tier;
+  simulateLinks(/*prefetchesPlaced=*/false); // when each eviction is done
 }
 
 void Step::planAuto(double capacity, double hostCapacity, bool report) {
@@ -665,61 +781,86 @@ void Step::planAuto(double capacity, double hostCapacity, bool report) {
   };
   if (capacity <= 0) {
     // No pressure: move only what costs no time, the round trip hidden in
-    // the idle period.
+    // the idle period behind the copies already planned.
     for (Saved &record : saved) {
       if (record.lastForward + 1 >= record.firstBackward)
         continue;
-      if (record.hostSeconds <= record.idleSeconds && hostFits(record)) {
+      double stall = simulateLinks(false);
+      double peak = 0;
+      excessOver(0, &peak);
+      auto free = [&](Decision decision) {
+        record.decision = decision;
+        double optionPeak = 0;
+        bool hidden = simulateLinks(false) <= stall;
+        excessOver(0, &optionPeak);
+        record.decision = Decision::Keep;
+        return hidden && optionPeak <= peak;
+      };
+      if (record.hostSeconds <= record.idleSeconds && hostFits(record) &&
+          free(Decision::Host)) {
         record.decision = Decision::Host;
         hostUsed += record.bytes;
-      } else if (record.diskSeconds <= record.idleSeconds) {
+      } else if (record.diskSeconds <= record.idleSeconds &&
+                 free(Decision::Disk)) {
         record.decision = Decision::Disk;
       }
     }
+    simulateLinks(false);
     return;
   }
+  // Each candidate is judged by the plan it would give: the memory over the
+  // capacity it removes (its copies queued behind the others, which may then
+  // hold their memory longer) per second it adds (the stall, or the
+  // recomputation).
   while (true) {
-    std::vector<double> memory = profile();
-    if (*llvm::max_element(memory) <= capacity)
+    double stall = simulateLinks(false);
+    double peak = 0;
+    double excess = excessOver(capacity, &peak);
+    if (peak <= capacity)
       return;
     Saved *best = nullptr;
     Decision bestDecision = Decision::Keep;
     double bestScore = 0;
     for (Saved &record : saved) {
-      if (record.decision != Decision::Keep)
+      // A value a planned recomputation reads stays.
+      if (record.decision != Decision::Keep || readByRecomputation(record))
         continue;
-      // Memory pressure removed: bytes over the capacity wherever the value
-      // is no longer held (a kept value is the caller's for the whole
-      // step; a moved one is held only around its readers), weighted by how
-      // long each operation runs.
-      double relief = 0;
-      for (unsigned point = 0; point < memory.size(); ++point) {
-        bool held = (point >= record.def && point <= record.lastForward) ||
-                    (point >= record.firstBackward &&
-                     point <= record.lastBackward);
-        if (!held && memory[point] > capacity)
-          relief += std::min(record.bytes, memory[point] - capacity) *
-                    std::max(secondsBetween(point, point + 1), 1e-9);
-      }
-      if (relief <= 0)
-        continue;
-      Decision decision = hostFits(record) ? Decision::Host : Decision::Disk;
-      double cost = decision == Decision::Host ? record.hostSeconds
-                                               : record.diskSeconds;
-      if (record.recomputeSeconds && *record.recomputeSeconds < cost) {
-        decision = Decision::Recompute;
-        cost = *record.recomputeSeconds;
-      }
-      double score = relief / std::max(cost, 1e-12);
-      if (score > bestScore) {
-        best = &record;
-        bestDecision = decision;
-        bestScore = score;
+      SmallVector<Decision, 2> options;
+      if (record.lastForward + 1 < record.firstBackward)
+        options.push_back(hostFits(record) ? Decision::Host : Decision::Disk);
+      if (record.recomputeSeconds &&
+          llvm::all_of(record.recomputeReads, [&](unsigned index) {
+            return saved[index].decision == Decision::Keep;
+          }))
+        options.push_back(Decision::Recompute);
+      for (Decision option : options) {
+        record.decision = option;
+        double optionStall = simulateLinks(false);
+        double optionPeak = 0;
+        double gain = excess - excessOver(capacity, &optionPeak);
+        record.decision = Decision::Keep;
+        if (gain <= 0)
+          continue;
+        // A move costs the stall it adds and a small share of its own
+        // transfer time, so that of two free moves the cheaper goes first.
+        double cost =
+            option == Decision::Recompute
+                ? *record.recomputeSeconds
+                : std::max(optionStall - stall, 0.0) +
+                      0.01 * (option == Decision::Host ? record.hostSeconds
+                                                       : record.diskSeconds);
+        double score = gain / std::max(cost, 1e-12);
+        if (score > bestScore) {
+          best = &record;
+          bestDecision = option;
+          bestScore = score;
+        }
       }
     }
+    simulateLinks(false);
     if (!best) {
       forward.emitWarning() << "hgraph-offload-scheduling: the step needs "
-                            << mib(*llvm::max_element(memory))
+                            << mib(peak)
                             << " with every idle saved value moved; the "
                                "capacity is "
                             << mib(capacity);
@@ -752,16 +893,8 @@ void Step::placePrefetches(double capacity) {
         placed = point;
       }
     }
-    if (!placed) {
-      // The latest point that still hides the read, else the backward's
-      // start.
-      placed = numForward;
-      for (unsigned point = first + 1; point-- > numForward;)
-        if (secondsBetween(point, first) >= readSeconds(*record)) {
-          placed = point;
-          break;
-        }
-    }
+    if (!placed) // the latest point that still hides the read
+      placed = latestHidingPoint(*record);
     addInterval(memory, *placed, first - 1, record->bytes);
     record->prefetchAt = *placed;
   }
@@ -821,6 +954,8 @@ LogicalResult Step::rewrite() {
           if (forward.getArgumentName(i) == backward.getArgumentName(j) &&
               backward.getArgument(j) != record.arg)
             mapping.map(forward.getArgument(i), backward.getArgument(j));
+      for (unsigned index : record.recomputeReads) // kept for this
+        mapping.map(saved[index].value, saved[index].arg);
       for (Operation *op : record.recomputeSlice)
         builder.clone(*op, mapping);
       record.arg.replaceAllUsesWith(mapping.lookup(record.value));
@@ -896,7 +1031,13 @@ void Step::reportDecisions(double capacity) {
                        << mib(after.empty() ? 0 : *llvm::max_element(after))
                        << " planned; capacity "
                        << (capacity > 0 ? mib(capacity) : std::string("none"))
-                       << "; estimated step time " << ms(start.back());
+                       << "; estimated step time "
+                       << ms(start.back() + recomputeSeconds() +
+                             simulateLinks(/*prefetchesPlaced=*/true))
+                       << " (operations " << ms(start.back())
+                       << ", recomputing " << ms(recomputeSeconds())
+                       << ", waiting for prefetches "
+                       << ms(simulateLinks(true)) << ")";
 }
 
 //===----------------------------------------------------------------------===//
