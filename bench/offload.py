@@ -78,7 +78,10 @@ def build(args) -> None:
         f.write(models.stack(args.model, args.layers, width=args.width, heads=args.heads))
     hectorc = os.path.join(os.environ.get("HECTOR_BUILD_DIR", os.path.join(REPO, "build")),
                            "bin", "hectorc")
-    plans = dict(PLANS, auto=("--offload=auto", f"--offload-capacity-mib={args.auto_capacity_mib}"))
+    auto = ["--offload=auto", f"--offload-capacity-mib={args.auto_capacity_mib}"]
+    if args.offload_rates:
+        auto.append(f"--offload-rates={args.offload_rates}")
+    plans = dict(PLANS, auto=tuple(auto))
     for plan, options in plans.items():
         if plan not in args.plans:
             continue
@@ -319,6 +322,9 @@ def main() -> int:
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--auto-capacity-mib", type=int, default=4096)
+    ap.add_argument("--offload-rates", default="",
+                    help="with --build: hectorc --offload-rates for the auto plan (the rates "
+                         "measured on the GPU machine)")
     ap.add_argument("--plans", default=",".join((*PLANS, "auto")),
                     help="with --build: the libraries to compile")
     ap.add_argument("--capacity-gib", type=float, default=0,

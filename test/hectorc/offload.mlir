@@ -13,6 +13,9 @@
 // RUN: not hectorc %hector_src_root/examples/rgat.mlir --offload=host --emit=hgraph 2>&1 | FileCheck %s --check-prefix=TRAIN
 // RUN: not hectorc %hector_src_root/examples/rgat.mlir --training --offload=gpu --emit=hgraph 2>&1 | FileCheck %s --check-prefix=MODE
 // RUN: not hectorc %hector_src_root/examples/rgat.mlir --training --offload=auto --offload-capacity-mib=-1 --emit=hgraph 2>&1 | FileCheck %s --check-prefix=CAP
+// RUN: hectorc %hector_src_root/examples/rgat.mlir --training --offload=auto --offload-capacity-mib=600 --graph-sizes=N=100000,E=2000000,P=2000000 --emit=hgraph | FileCheck %s --check-prefix=RATES-DEFAULT
+// RUN: hectorc %hector_src_root/examples/rgat.mlir --training --offload=auto --offload-capacity-mib=600 --graph-sizes=N=100000,E=2000000,P=2000000 --offload-rates=device-gbps=20,gemm-tflops=0.01 --emit=hgraph 2>/dev/null | FileCheck %s --check-prefix=RATES-SLOW
+// RUN: not hectorc %hector_src_root/examples/rgat.mlir --training --offload=auto --offload-rates=gemm-tflops=0 --emit=hgraph 2>&1 | FileCheck %s --check-prefix=BADRATE
 
 // RGAT saves α and the compact z: both leave after the forward's last
 // reader and come back through their slots.
@@ -39,3 +42,14 @@
 // TRAIN: hectorc: error: --offload plans a training step: add --training
 // MODE: hectorc: error: --offload must be none, host, disk or auto
 // CAP: hectorc: error: --offload-capacity-mib must be non-negative
+
+// The planner's rates: at the default (H100) ones, recomputing z in the
+// backward is cheaper than its round trip to host memory; on a machine that
+// computes slowly (measured rates given with --offload-rates) z is moved.
+// RATES-DEFAULT-LABEL: hgraph.func @rgat_fwd
+// RATES-DEFAULT-NOT: to host slot 1
+// RATES-DEFAULT-LABEL: hgraph.func @rgat_bwd
+// RATES-DEFAULT: hgraph.typed_linear %arg2, %arg1 from src
+// RATES-SLOW-LABEL: hgraph.func @rgat_fwd
+// RATES-SLOW: hgraph.evict %{{.*}} to host slot 1
+// BADRATE: hectorc: error: --offload-rates: expected {{.*}} with a positive number, got 'gemm-tflops=0'

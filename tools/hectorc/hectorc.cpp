@@ -171,6 +171,15 @@ cl::opt<std::string> offloadMode(
              "CPU libraries then link libhector_runtime.so too"),
     cl::init("none"), cl::cat(hectorCategory));
 
+cl::opt<std::string> offloadRates(
+    "offload-rates",
+    cl::desc("With --offload=auto: the planner's rates, measured on the "
+             "machine the library is for: device-gbps=,gemm-tflops=,"
+             "host-write-gbps=,host-read-gbps=,disk-write-gbps=,"
+             "disk-read-gbps= (any subset; the rest: the H100 figures of "
+             "docs/offload.md)"),
+    cl::value_desc("key=value,..."), cl::init(""), cl::cat(hectorCategory));
+
 cl::opt<int64_t> offloadCapacityMiB(
     "offload-capacity-mib",
     cl::desc("With --offload=auto: device memory the training step's values "
@@ -540,6 +549,12 @@ int main(int argc, char **argv) {
     return fail("--offload-capacity-mib must be non-negative");
   options.offloadMode = offloadMode;
   options.offloadCapacityMiB = offloadCapacityMiB;
+  {
+    std::string why;
+    if (mlir::failed(hector::checkOffloadRates(offloadRates, why)))
+      return fail(why);
+  }
+  options.offloadRates = offloadRates;
   options.linearReordering =
       variant == Variant::Reorder || variant == Variant::Both;
   options.compactMaterialization =

@@ -56,6 +56,14 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("With offload: the device memory the step may use, MiB "
                      "(0: no limit)"),
       llvm::cl::init(0)};
+  Option<std::string> offloadRates{
+      *this, "offload-rates",
+      llvm::cl::desc("With offload: the planner's rates, measured on the "
+                     "machine the library is for, as key=value pairs "
+                     "(device-gbps, gemm-tflops, host-write-gbps, "
+                     "host-read-gbps, disk-write-gbps, disk-read-gbps; "
+                     "the rest keep the pass's defaults)"),
+      llvm::cl::init("")};
   Option<bool> linearReordering{
       *this, "linear-reordering",
       llvm::cl::desc("Run hgraph-linear-reordering"), llvm::cl::init(true)};
@@ -185,6 +193,11 @@ void buildPipeline(mlir::OpPassManager &pm, Target target,
 /// Registers `hector-cpu-pipeline` and `hector-cuda-pipeline` (the options
 /// of PipelineOptions) with the global registry, for hector-opt.
 void registerPipelines();
+
+/// Checks --offload-rates (PipelineOptions::offloadRates): key=value pairs of
+/// hgraph-offload-scheduling's rate options, each positive; `why` says what
+/// is wrong.
+mlir::LogicalResult checkOffloadRates(llvm::StringRef text, std::string &why);
 
 /// Checks that LLVM's NVPTX backend accepts `options.gpuArch` with
 /// `options.gpuFeatures` (it aborts the process on a PTX version too old
