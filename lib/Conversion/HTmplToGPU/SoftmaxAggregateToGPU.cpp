@@ -4,8 +4,10 @@
 // (docs/gpu-templates.md, "Softmax and aggregation in one pass"):
 //
 //  - the row is read in chunks of 32 slots, one slot per lane: the lanes
-//    load their edge id, score(s) and value row together (coalesced), and
-//    the warp combines the chunk's maximum per head with shuffles;
+//    load their edge id, score(s) and value row index together
+//    (coalesced), one chunk ahead (while a chunk's value rows are read,
+//    the next chunk's indices and scores are in flight), and the warp
+//    combines the chunk's maximum per head with shuffles;
 //  - the running maximum m and sum l of each head stay uniform over the
 //    warp; when a chunk raises m, the accumulators are rescaled by
 //    exp(m_old - m_new) once, and each lane's weight p = exp(s - m_new)
@@ -13,7 +15,10 @@
 //  - the features lie across the lanes, V = 4 (128-bit loads), 2 or 1 per
 //    lane, a row taking L lanes; with rows narrower than the warp, the
 //    32 / L lane groups take consecutive edges of the chunk at once. Lane
-//    group g gets edge j + g's row index and weight by an index shuffle;
+//    group g gets edge j + g's row index and weight by an index shuffle,
+//    up to 8 edges per group and step, whose rows are all loaded before
+//    any is accumulated (a hub's walk then waits for one load per step,
+//    not one per edge);
 //  - at the end the groups' accumulators (all at the same m) are summed
 //    with xor shuffles, divided by l, and group 0 stores the row. A node
 //    without incoming edges stores zeros.
@@ -42,6 +47,11 @@ namespace {
 /// Vectors a lane holds at most in one walk of a row; wider rows are
 /// walked in several column passes (each re-reading the scores).
 constexpr int64_t kMaxVectorsPerLane = 8;
+/// Edges a lane group takes per step of the edge loop (at most; fewer when
+/// the warp has more than 4 groups, so that a step stays within a chunk).
+/// Their value rows are loaded before any is accumulated: without that, a
+/// hub's walk would wait for one row load per edge.
+constexpr int64_t kMaxEdgesPerStep = 8;
 
 /// How the columns of a row lie on the lanes.
 struct ColumnLayout {
@@ -170,10 +180,48 @@ void KernelBuilder::emitPass(int64_t pass) {
         valueRows = op.getValueRows();
   Value lowest = constFloat(-std::numeric_limits<double>::infinity());
   Value zero = constFloat(0.0);
+  Value lastSlot = arith::SubIOp::create(b, loc, end, oneIndex);
+  // The value row (i32, for the index shuffles) and scores of the lane's
+  // slot of a chunk; lanes past the row end read its last slot (their
+  // weight is 0).
+  Type i32 = b.getI32Type();
+  auto loadSlot = [&](Value slot) {
+    Value edge = loadIndex(b, loc, op.getEid(), minIndex(b, loc, slot, lastSlot));
+    Value row = valueRows ? loadIndex(b, loc, valueRows, edge) : edge;
+    SmallVector<Value> loaded = {arith::IndexCastOp::create(b, loc, i32, row)};
+    for (int64_t h = 0; h < heads; ++h)
+      loaded.push_back(memref::LoadOp::create(
+          b, loc, scores, ValueRange{edge, constIndex(b, loc, h)}));
+    return loaded;
+  };
+  // The first chunk's slots, loaded before the walk (an empty row loads
+  // nothing: its edge arrays may be empty); each chunk then loads the next
+  // one's before its own edges, so that those loads overlap the value rows.
+  SmallVector<Type> slotTypes = {i32};
+  slotTypes.append(heads, element);
+  auto firstLoad = scf::IfOp::create(
+      b, loc, slotTypes,
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, begin, end),
+      /*withElseRegion=*/true);
+  {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(firstLoad.thenBlock());
+    scf::YieldOp::create(b, loc,
+                         loadSlot(arith::AddIOp::create(b, loc, begin, lane)));
+    b.setInsertionPointToStart(firstLoad.elseBlock());
+    SmallVector<Value> none = {constI32(b, loc, 0)};
+    none.append(heads, zero);
+    scf::YieldOp::create(b, loc, none);
+  }
+
   SmallVector<Value> inits(heads, lowest);
   inits.append(heads, zero);
   inits.append(layout.vectorsPerLane, splat(zero));
-  Value lastSlot = arith::SubIOp::create(b, loc, end, oneIndex);
+  llvm::append_range(inits, firstLoad.getResults());
+  int64_t slotState = 2 * heads + layout.vectorsPerLane;
+  // Edges per lane group and step of the edge loop: their rows are loaded
+  // together (independent loads in flight), then accumulated.
+  int64_t unroll = std::min<int64_t>(kMaxEdgesPerStep, kWarpSize / layout.groups);
 
   auto chunks = scf::ForOp::create(
       b, loc, begin, end, constIndex(b, loc, kWarpSize), inits,
@@ -181,17 +229,13 @@ void KernelBuilder::emitPass(int64_t pass) {
         Value slot = arith::AddIOp::create(b, loc, chunk, lane);
         Value inChunk =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, slot, end);
-        // Lanes past the row end read its last slot; their weight is 0.
-        Value clamped = minIndex(b, loc, slot, lastSlot);
-        Value edge = loadIndex(b, loc, op.getEid(), clamped);
-        Value row = valueRows ? loadIndex(b, loc, valueRows, edge) : edge;
-        Value row32 =
-            arith::IndexCastOp::create(b, loc, b.getI32Type(), row);
+        Value row32 = state[slotState];
+        SmallVector<Value> next = loadSlot(arith::AddIOp::create(
+            b, loc, slot, constIndex(b, loc, kWarpSize)));
         SmallVector<Value> maxima, sums, weights, rescales;
         for (int64_t h = 0; h < heads; ++h) {
-          Value score = memref::LoadOp::create(
-              b, loc, scores, ValueRange{edge, constIndex(b, loc, h)});
-          score = arith::SelectOp::create(b, loc, inChunk, score, lowest);
+          Value score = arith::SelectOp::create(b, loc, inChunk,
+                                                state[slotState + 1 + h], lowest);
           Value newMax = arith::MaximumFOp::create(
               b, loc, state[h], warpReduce(score, /*isMax=*/true));
           rescales.push_back(math::ExpOp::create(
@@ -213,44 +257,57 @@ void KernelBuilder::emitPass(int64_t pass) {
               b, loc, state[2 * heads + k],
               splat(perVectorHead(rescales, k))));
 
-        // The chunk's edges, `groups` at a time: group g takes edge j + g
-        // (always < 32; past the row end its weight is 0).
+        // The chunk's edges, `groups · unroll` per step: lane group g takes
+        // edges j + u·groups + g (always < 32; past the row end the weight
+        // is 0 and the row the last slot's).
         Value count = minIndex(b, loc, arith::SubIOp::create(b, loc, end, chunk),
                                constIndex(b, loc, kWarpSize));
         auto edges = scf::ForOp::create(
-            b, loc, zeroIndex, count, constIndex(b, loc, layout.groups), accs,
+            b, loc, zeroIndex, count,
+            constIndex(b, loc, layout.groups * unroll), accs,
             [&](OpBuilder &, Location, Value j, ValueRange acc) {
-              Value source = arith::IndexCastOp::create(
-                  b, loc, b.getI32Type(),
-                  arith::AddIOp::create(b, loc, j, group));
-              Value fromRow = arith::IndexCastOp::create(
-                  b, loc, b.getIndexType(),
-                  shuffle(row32, source, mlir::gpu::ShuffleMode::IDX));
-              SmallVector<Value> edgeWeights;
-              for (Value weight : weights)
-                edgeWeights.push_back(
-                    shuffle(weight, source, mlir::gpu::ShuffleMode::IDX));
-              SmallVector<Value> next;
-              for (int64_t k = 0; k < layout.vectorsPerLane; ++k) {
-                Value x;
-                SmallVector<Value, 2> at = {fromRow, columns[k]};
-                if (layout.vector == 1)
-                  x = memref::LoadOp::create(b, loc, values, at);
-                else
-                  x = vector::LoadOp::create(
-                      b, loc, cast<VectorType>(accType()), values, at,
-                      /*nontemporal=*/false,
-                      llvm::Align(layout.vector *
-                                  element.getIntOrFloatBitWidth() / 8));
-                Value w = splat(perVectorHead(edgeWeights, k));
-                next.push_back(arith::AddFOp::create(
-                    b, loc, acc[k], arith::MulFOp::create(b, loc, w, x)));
+              SmallVector<SmallVector<Value>> edgeWeights(unroll);
+              SmallVector<SmallVector<Value>> rows(unroll);
+              for (int64_t u = 0; u < unroll; ++u) {
+                Value source = arith::IndexCastOp::create(
+                    b, loc, i32,
+                    arith::AddIOp::create(
+                        b, loc, j,
+                        arith::AddIOp::create(
+                            b, loc, group,
+                            constIndex(b, loc, u * layout.groups))));
+                Value fromRow = arith::IndexCastOp::create(
+                    b, loc, b.getIndexType(),
+                    shuffle(row32, source, mlir::gpu::ShuffleMode::IDX));
+                for (Value weight : weights)
+                  edgeWeights[u].push_back(
+                      shuffle(weight, source, mlir::gpu::ShuffleMode::IDX));
+                for (int64_t k = 0; k < layout.vectorsPerLane; ++k) {
+                  SmallVector<Value, 2> at = {fromRow, columns[k]};
+                  if (layout.vector == 1)
+                    rows[u].push_back(memref::LoadOp::create(b, loc, values, at));
+                  else
+                    rows[u].push_back(vector::LoadOp::create(
+                        b, loc, cast<VectorType>(accType()), values, at,
+                        /*nontemporal=*/false,
+                        llvm::Align(layout.vector *
+                                    element.getIntOrFloatBitWidth() / 8)));
+                }
               }
-              scf::YieldOp::create(b, loc, next);
+              SmallVector<Value> sum(acc.begin(), acc.end());
+              for (int64_t u = 0; u < unroll; ++u)
+                for (int64_t k = 0; k < layout.vectorsPerLane; ++k)
+                  sum[k] = arith::AddFOp::create(
+                      b, loc, sum[k],
+                      arith::MulFOp::create(
+                          b, loc, splat(perVectorHead(edgeWeights[u], k)),
+                          rows[u][k]));
+              scf::YieldOp::create(b, loc, sum);
             });
         SmallVector<Value> yields(maxima);
         yields.append(sums);
         llvm::append_range(yields, edges.getResults());
+        yields.append(next);
         scf::YieldOp::create(b, loc, yields);
       });
 

@@ -10,18 +10,23 @@
 // atomics, no fill.
 
 // CHECK-LABEL: func.func @rgat_heads4
+// The loop over chunks carries per head m and l, the lane's accumulator(s),
+// and the next chunk's value row and scores (loaded one chunk ahead; the
+// first chunk's before the loop, unless the row is empty). The edge loop
+// takes 16 edges per step (8 per lane group): 8 rows loaded, then summed.
 // CHECK: scf.if
 // CHECK: gpu.launch
-// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, vector<4xf32>)
+// CHECK: scf.if {{.*}} -> (i32, f32, f32, f32, f32)
+// CHECK: scf.for {{.*}} step %c32 iter_args({{.*}}) -> (f32, f32, f32, f32, f32, f32, f32, f32, vector<4xf32>, i32, f32, f32, f32, f32)
 // CHECK: gpu.shuffle  xor
 // CHECK: math.exp
-// CHECK: scf.for {{.*}} -> (vector<4xf32>)
-// CHECK: gpu.shuffle  idx
-// CHECK: vector.load {{.*}} : memref<?x64xf32>, vector<4xf32>
+// CHECK: scf.for {{.*}} step %c16 iter_args({{.*}}) -> (vector<4xf32>)
+// CHECK-COUNT-8: vector.load {{.*}} : memref<?x64xf32>, vector<4xf32>
 // CHECK: vector.store {{.*}} : memref<?x64xf32>, vector<4xf32>
 // CHECK: else
 // CHECK: gpu.launch
-// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32)
+// CHECK: scf.for {{.*}} -> (f32, f32, f32, f32, f32, f32, f32, f32, f32, f32, i32, f32, f32, f32, f32)
+// CHECK: scf.for {{.*}} step %c8 iter_args({{.*}}) -> (f32, f32)
 // CHECK-NOT: atomic
 // CHECK: return
 func.func @rgat_heads4(%rp: memref<?xi32>, %eid: memref<?xi32>, %map: memref<?xi32>,
