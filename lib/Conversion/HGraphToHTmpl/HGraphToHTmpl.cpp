@@ -2018,7 +2018,8 @@ struct HGraphToHTmplPass
   void runOnOperation() override {
     SmallVector<hg::FuncOp> functions(getOperation().getOps<hg::FuncOp>());
     for (hg::FuncOp function : functions)
-      if (failed(FunctionLowering(function, splitSoftmax, fuseSoftmaxAggregate).run()))
+      if (failed(FunctionLowering(function, splitSoftmax, fuseSoftmaxAggregate)
+                     .run()))
         return signalPassFailure();
   }
 };

@@ -6,8 +6,9 @@
 // features on the lanes of a warp or instances on threads
 // (TraversalToGPU.cpp; TraversalPlan.cpp chooses the mapping, WarpBody.cpp
 // rewrites the body for the lanes), and every htmpl.softmax_aggregate one
-// warp per destination (SoftmaxAggregateToGPU.cpp). The launches sit in the host function
-// where the instances were; gpu-kernel-outlining turns them into kernels.
+// warp per destination (SoftmaxAggregateToGPU.cpp). The launches sit in the
+// host function where the instances were; gpu-kernel-outlining turns them
+// into kernels.
 // docs/gpu-templates.md explains the designs.
 //
 //===----------------------------------------------------------------------===//

@@ -55,9 +55,9 @@ constexpr int64_t kMaxEdgesPerStep = 8;
 
 /// How the columns of a row lie on the lanes.
 struct ColumnLayout {
-  int64_t vector = 1;       // elements per load (V)
-  int64_t rowLanes = 32;    // lanes per row (L), a power of two
-  int64_t groups = 1;       // lane groups per warp, 32 / L
+  int64_t vector = 1;         // elements per load (V)
+  int64_t rowLanes = 32;      // lanes per row (L), a power of two
+  int64_t groups = 1;         // lane groups per warp, 32 / L
   int64_t vectorsPerLane = 1; // per column pass (K)
   int64_t passes = 1;
 };
@@ -66,8 +66,7 @@ ColumnLayout layoutFor(int64_t width, int64_t vector) {
   ColumnLayout layout;
   layout.vector = vector;
   int64_t vectors = width / vector;
-  layout.rowLanes =
-      std::min<int64_t>(kWarpSize, llvm::PowerOf2Ceil(vectors));
+  layout.rowLanes = std::min<int64_t>(kWarpSize, llvm::PowerOf2Ceil(vectors));
   layout.groups = kWarpSize / layout.rowLanes;
   int64_t perLane = llvm::divideCeil(vectors, layout.rowLanes);
   layout.passes = llvm::divideCeil(perLane, kMaxVectorsPerLane);
@@ -99,9 +98,8 @@ private:
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(element, v));
   }
   Type accType() {
-    return layout.vector == 1
-               ? element
-               : Type(VectorType::get({layout.vector}, element));
+    return layout.vector == 1 ? element
+                              : Type(VectorType::get({layout.vector}, element));
   }
   Value splat(Value scalar) {
     if (layout.vector == 1)
@@ -109,8 +107,8 @@ private:
     return vector::BroadcastOp::create(b, loc, accType(), scalar);
   }
   Value shuffle(Value v, Value offset, mlir::gpu::ShuffleMode mode) {
-    return mlir::gpu::ShuffleOp::create(b, loc, v, offset, constI32(b, loc, kWarpSize),
-                                  mode)
+    return mlir::gpu::ShuffleOp::create(b, loc, v, offset,
+                                        constI32(b, loc, kWarpSize), mode)
         .getShuffleResult();
   }
   Value shuffleXor(Value v, int32_t offset) {
@@ -129,8 +127,8 @@ private:
   Value perVectorHead(ArrayRef<Value> perHead, int64_t k) {
     Value result = perHead[0];
     for (int64_t h = 1; h < heads; ++h)
-      result = arith::SelectOp::create(b, loc, isHead[k][h], perHead[h],
-                                       result);
+      result =
+          arith::SelectOp::create(b, loc, isHead[k][h], perHead[h], result);
     return result;
   }
   void emitPass(int64_t pass);
@@ -151,8 +149,8 @@ private:
 
 void KernelBuilder::emitPass(int64_t pass) {
   Value zeroIndex = constIndex(b, loc, 0), oneIndex = constIndex(b, loc, 1);
-  Value laneInRow = arith::RemUIOp::create(
-      b, loc, lane, constIndex(b, loc, layout.rowLanes));
+  Value laneInRow =
+      arith::RemUIOp::create(b, loc, lane, constIndex(b, loc, layout.rowLanes));
   columns.clear();
   columnValid.clear();
   isHead.clear();
@@ -165,7 +163,8 @@ void KernelBuilder::emitPass(int64_t pass) {
     Value valid = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
                                         column, constIndex(b, loc, width));
     // Out-of-row lanes read column 0 (any valid column) and store nothing.
-    columns.push_back(arith::SelectOp::create(b, loc, valid, column, zeroIndex));
+    columns.push_back(
+        arith::SelectOp::create(b, loc, valid, column, zeroIndex));
     columnValid.push_back(valid);
     Value head = arith::DivUIOp::create(b, loc, columns.back(),
                                         constIndex(b, loc, headWidth));
@@ -186,7 +185,8 @@ void KernelBuilder::emitPass(int64_t pass) {
   // weight is 0).
   Type i32 = b.getI32Type();
   auto loadSlot = [&](Value slot) {
-    Value edge = loadIndex(b, loc, op.getEid(), minIndex(b, loc, slot, lastSlot));
+    Value edge =
+        loadIndex(b, loc, op.getEid(), minIndex(b, loc, slot, lastSlot));
     Value row = valueRows ? loadIndex(b, loc, valueRows, edge) : edge;
     SmallVector<Value> loaded = {arith::IndexCastOp::create(b, loc, i32, row)};
     for (int64_t h = 0; h < heads; ++h)
@@ -221,7 +221,8 @@ void KernelBuilder::emitPass(int64_t pass) {
   int64_t slotState = 2 * heads + layout.vectorsPerLane;
   // Edges per lane group and step of the edge loop: their rows are loaded
   // together (independent loads in flight), then accumulated.
-  int64_t unroll = std::min<int64_t>(kMaxEdgesPerStep, kWarpSize / layout.groups);
+  int64_t unroll =
+      std::min<int64_t>(kMaxEdgesPerStep, kWarpSize / layout.groups);
 
   auto chunks = scf::ForOp::create(
       b, loc, begin, end, constIndex(b, loc, kWarpSize), inits,
@@ -230,12 +231,12 @@ void KernelBuilder::emitPass(int64_t pass) {
         Value inChunk =
             arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, slot, end);
         Value row32 = state[slotState];
-        SmallVector<Value> next = loadSlot(arith::AddIOp::create(
-            b, loc, slot, constIndex(b, loc, kWarpSize)));
+        SmallVector<Value> next = loadSlot(
+            arith::AddIOp::create(b, loc, slot, constIndex(b, loc, kWarpSize)));
         SmallVector<Value> maxima, sums, weights, rescales;
         for (int64_t h = 0; h < heads; ++h) {
-          Value score = arith::SelectOp::create(b, loc, inChunk,
-                                                state[slotState + 1 + h], lowest);
+          Value score = arith::SelectOp::create(
+              b, loc, inChunk, state[slotState + 1 + h], lowest);
           Value newMax = arith::MaximumFOp::create(
               b, loc, state[h], warpReduce(score, /*isMax=*/true));
           rescales.push_back(math::ExpOp::create(
@@ -245,8 +246,8 @@ void KernelBuilder::emitPass(int64_t pass) {
           weight = arith::SelectOp::create(b, loc, inChunk, weight, zero);
           Value chunkSum = warpReduce(weight, /*isMax=*/false);
           sums.push_back(arith::AddFOp::create(
-              b, loc, arith::MulFOp::create(b, loc, state[heads + h],
-                                            rescales.back()),
+              b, loc,
+              arith::MulFOp::create(b, loc, state[heads + h], rescales.back()),
               chunkSum));
           maxima.push_back(newMax);
           weights.push_back(weight);
@@ -254,14 +255,14 @@ void KernelBuilder::emitPass(int64_t pass) {
         SmallVector<Value> accs;
         for (int64_t k = 0; k < layout.vectorsPerLane; ++k)
           accs.push_back(arith::MulFOp::create(
-              b, loc, state[2 * heads + k],
-              splat(perVectorHead(rescales, k))));
+              b, loc, state[2 * heads + k], splat(perVectorHead(rescales, k))));
 
         // The chunk's edges, `groups · unroll` per step: lane group g takes
         // edges j + u·groups + g (always < 32; past the row end the weight
         // is 0 and the row the last slot's).
-        Value count = minIndex(b, loc, arith::SubIOp::create(b, loc, end, chunk),
-                               constIndex(b, loc, kWarpSize));
+        Value count =
+            minIndex(b, loc, arith::SubIOp::create(b, loc, end, chunk),
+                     constIndex(b, loc, kWarpSize));
         auto edges = scf::ForOp::create(
             b, loc, zeroIndex, count,
             constIndex(b, loc, layout.groups * unroll), accs,
@@ -285,7 +286,8 @@ void KernelBuilder::emitPass(int64_t pass) {
                 for (int64_t k = 0; k < layout.vectorsPerLane; ++k) {
                   SmallVector<Value, 2> at = {fromRow, columns[k]};
                   if (layout.vector == 1)
-                    rows[u].push_back(memref::LoadOp::create(b, loc, values, at));
+                    rows[u].push_back(
+                        memref::LoadOp::create(b, loc, values, at));
                   else
                     rows[u].push_back(vector::LoadOp::create(
                         b, loc, cast<VectorType>(accType()), values, at,
@@ -317,8 +319,8 @@ void KernelBuilder::emitPass(int64_t pass) {
     finalSums.push_back(chunks.getResult(heads + h));
   Value nonEmpty =
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, begin, end);
-  Value groupZero = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                          group, zeroIndex);
+  Value groupZero =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq, group, zeroIndex);
   Value out = op.getOut();
   for (int64_t k = 0; k < layout.vectorsPerLane; ++k) {
     Value acc = chunks.getResult(2 * heads + k);
@@ -337,10 +339,10 @@ void KernelBuilder::emitPass(int64_t pass) {
       }
       acc = arith::AddFOp::create(b, loc, acc, other);
     }
-    Value normalised = arith::DivFOp::create(
-        b, loc, acc, splat(perVectorHead(finalSums, k)));
-    Value result =
-        arith::SelectOp::create(b, loc, nonEmpty, normalised, splat(zeroOf(b, loc, element)));
+    Value normalised =
+        arith::DivFOp::create(b, loc, acc, splat(perVectorHead(finalSums, k)));
+    Value result = arith::SelectOp::create(b, loc, nonEmpty, normalised,
+                                           splat(zeroOf(b, loc, element)));
     auto store = scf::IfOp::create(
         b, loc, arith::AndIOp::create(b, loc, groupZero, columnValid[k]),
         /*withElseRegion=*/false);
@@ -350,10 +352,9 @@ void KernelBuilder::emitPass(int64_t pass) {
     if (layout.vector == 1)
       memref::StoreOp::create(b, loc, result, out, at);
     else
-      vector::StoreOp::create(b, loc, result, out, at, /*nontemporal=*/false,
-                              llvm::Align(layout.vector *
-                                          element.getIntOrFloatBitWidth() /
-                                          8));
+      vector::StoreOp::create(
+          b, loc, result, out, at, /*nontemporal=*/false,
+          llvm::Align(layout.vector * element.getIntOrFloatBitWidth() / 8));
   }
 }
 
@@ -368,8 +369,8 @@ void KernelBuilder::emit() {
   Launch launch = createLaunch(b, loc, grid, c1, c1, threads);
   Value warpSize = constIndex(b, loc, kWarpSize);
   lane = arith::RemUIOp::create(b, loc, launch.thread, warpSize);
-  group = arith::DivUIOp::create(b, loc, lane,
-                                 constIndex(b, loc, layout.rowLanes));
+  group =
+      arith::DivUIOp::create(b, loc, lane, constIndex(b, loc, layout.rowLanes));
   node = arith::AddIOp::create(
       b, loc,
       arith::MulIOp::create(b, loc, launch.blockX, constIndex(b, loc, warps)),
@@ -403,10 +404,9 @@ void hector::gpu::lowerSoftmaxAggregate(RewriterBase &rewriter,
     emitKernel(1);
   } else {
     // 128-bit (or 64-bit) loads where both row operands start aligned.
-    Value aligned =
-        andAll(rewriter, loc,
-               {startsAligned(rewriter, loc, op.getValues(), 16),
-                startsAligned(rewriter, loc, op.getOut(), 16)});
+    Value aligned = andAll(rewriter, loc,
+                           {startsAligned(rewriter, loc, op.getValues(), 16),
+                            startsAligned(rewriter, loc, op.getOut(), 16)});
     auto choice = scf::IfOp::create(rewriter, loc, aligned,
                                     /*withElseRegion=*/true);
     rewriter.setInsertionPoint(choice.thenBlock()->getTerminator());

@@ -1,10 +1,10 @@
 //===- HTmplToLoops.cpp - htmpl instances to parallel loops -----*- C++ -*-===//
 //
 // The htmpl-to-loops pass: every htmpl.gemm, htmpl.traversal and
-// htmpl.softmax_aggregate becomes an
-// scf.parallel loop nest (inner loops as scf.for) over the same memrefs, with
-// arith bodies and memref.atomic_rmw where instances may write one element
-// concurrently. GemmToLoops.cpp and TraversalToLoops.cpp hold the lowerings;
+// htmpl.softmax_aggregate becomes an scf.parallel loop nest (inner loops as
+// scf.for) over the same memrefs, with arith bodies and memref.atomic_rmw
+// where instances may write one element concurrently. GemmToLoops.cpp,
+// TraversalToLoops.cpp and SoftmaxAggregateToLoops.cpp hold the lowerings;
 // LoopLowering.h states the rules they share.
 //
 //===----------------------------------------------------------------------===//

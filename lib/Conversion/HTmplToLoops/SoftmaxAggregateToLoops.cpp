@@ -8,8 +8,8 @@
 //     e = eid[slot];  r = value_rows[e] (or e)
 //     for each head h:
 //       m' = max(m_h, s[e, h]);  c = exp(m_h - m');  p = exp(s[e, h] - m')
-//       l_h = l_h·c + p;  out[t, block h] = out[t, block h]·c + p·values[r, block h]
-//       m_h = m'
+//       l_h = l_h·c + p;  out[t, block h] = out[t, block h]·c + p·values[r,
+//       block h] m_h = m'
 //   if the row is not empty: out[t, block h] /= l_h
 //
 // The iteration owns row t of `out`, so it accumulates there with plain
@@ -33,8 +33,7 @@ using hector::loops::loadIndex;
 
 namespace {
 /// `body(f)` for every column f of head block `head` (`headWidth` columns).
-void forHeadColumns(OpBuilder &b, Location loc, int64_t head,
-                    int64_t headWidth,
+void forHeadColumns(OpBuilder &b, Location loc, int64_t head, int64_t headWidth,
                     function_ref<void(OpBuilder &, Value)> body) {
   scf::ForOp::create(b, loc, constIndex(b, loc, head * headWidth),
                      constIndex(b, loc, (head + 1) * headWidth),
@@ -72,8 +71,8 @@ void hector::loops::lowerSoftmaxAggregate(RewriterBase &rewriter,
   Value end = loadIndex(
       b, loc, rowPtr, arith::AddIOp::create(b, loc, t, constIndex(b, loc, 1)));
 
-  SmallVector<Value> inits(heads,
-                           constFloat(b, -std::numeric_limits<double>::infinity()));
+  SmallVector<Value> inits(
+      heads, constFloat(b, -std::numeric_limits<double>::infinity()));
   inits.append(heads, zero);
   auto walk = scf::ForOp::create(
       b, loc, begin, end, constIndex(b, loc, 1), inits,

@@ -190,7 +190,8 @@ def HTmpl_SoftmaxAggregateOp : HTmpl_Op<"softmax_aggregate"> {
     columns), over the incoming edges `e = eid[k]`,
     `k in [row_ptr[t], row_ptr[t+1])`:
     ```
-    α_e     = exp(scores[e, h] - max_k scores[e_k, h]) / Σ_k exp(scores[e_k, h] - max)
+    m       = max_k scores[e_k, h]
+    α_e     = exp(scores[e, h] - m) / Σ_k exp(scores[e_k, h] - m)
     out[t, h·D + f] = Σ_k α_e · values[r(e), h·D + f]
     ```
     with `r(e) = value_rows[e]` (a compact map: the edge's (source, type)
