@@ -145,6 +145,7 @@ void buildHTmplStage(OpPassManager &pm, const PipelineOptions &options) {
   }
   HGraphToHTmplOptions lowering;
   lowering.splitSoftmax = options.splitSoftmax;
+  lowering.fuseSoftmaxAggregate = options.fuseSoftmaxAggregate;
   pm.addPass(createHGraphToHTmpl(lowering));
 }
 

@@ -1,5 +1,7 @@
-"""The stitched edge softmax (one walk over each destination's incoming
-edges, running max and sum in registers; the default) and the split one
+"""The edge softmax fused with its aggregation (the default: one walk of
+each destination's CSR row with an online softmax, htmpl.softmax_aggregate),
+the stitched one (`--fuse-softmax-aggregate=false`: one reduction walk for
+the running max and sum, then α and the aggregation) and the split one
 (`hectorc --split-softmax`: a max pass, then a sum pass) compute the
 softmax of BRIEF.md §4 on the CPU.
 
@@ -24,7 +26,8 @@ from reference import params
 TOLERANCE = 1e-5
 # (model, width, heads)
 CONFIGS = [("rgat", 16, 1), ("rgat", 32, 4), ("hgt", 16, 1), ("hgt", 32, 4)]
-LOWERINGS = {"stitched": (), "split": ("--split-softmax",)}
+LOWERINGS = {"fused": (), "stitched": ("--fuse-softmax-aggregate=false",),
+             "split": ("--split-softmax",)}
 
 
 @pytest.fixture(scope="module")
@@ -92,3 +95,4 @@ def test_large_scores(library, config):
         assert np.isfinite(out).all(), lowering
         assert relative_error(out, expected) < 1e-4, lowering
     assert relative_error(outs["stitched"], outs["split"]) < 1e-4
+    assert relative_error(outs["fused"], outs["stitched"]) < 1e-4

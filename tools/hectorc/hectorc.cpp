@@ -213,6 +213,14 @@ cl::opt<bool> splitSoftmax(
              "destination over its incoming edges (for comparison)"),
     cl::init(false), cl::cat(hectorCategory));
 
+cl::opt<bool> fuseSoftmaxAggregate(
+    "fuse-softmax-aggregate",
+    cl::desc("Lower an edge_softmax whose only use is a weighted sum into the "
+             "destinations (RGAT's and HGT's inference) with that sum, in one "
+             "pass over each CSR row with an online softmax (default); "
+             "=false keeps separate softmax, alpha and aggregation passes"),
+    cl::init(true), cl::cat(hectorCategory));
+
 cl::opt<std::string> graphSizes(
     "graph-sizes",
     cl::desc("Sizes of the graph the library is for, which the optimisations' "
@@ -566,6 +574,7 @@ int main(int argc, char **argv) {
   }
   options.typedEndpoints = typedEndpoints;
   options.splitSoftmax = splitSoftmax;
+  options.fuseSoftmaxAggregate = fuseSoftmaxAggregate;
   if (precision == hector::Precision::TF32 && target != Target::CUDA)
     return fail("--precision=tf32 needs --target=cuda (the CPU GEMMs "
                 "multiply in fp32)");

@@ -22,12 +22,22 @@ def HGraphToHTmpl : Pass<"hgraph-to-htmpl", "mlir::ModuleOp"> {
     exponentials, both kept in registers (a warp's lanes split the edges)
     and stored once. `split-softmax` lowers it as two edge traversals that
     accumulate the maximum and then the sum with atomics, for comparison.
+
+    Where the softmax's only use is `aggregate sum (scale α z) to dst` (RGAT
+    and HGT inference), the softmax, scale and aggregation lower to one
+    `htmpl.softmax_aggregate` instead: one walk of each destination's CSR row
+    with an online softmax; α is never stored. `fuse-softmax-aggregate=false`
+    keeps the separate reduction, α and aggregation passes, for comparison.
   }];
   let options = [
     Option<"splitSoftmax", "split-softmax", "bool", /*default=*/"false",
            "Lower edge_softmax as two edge traversals accumulating the maximum "
            "and then the sum of exponentials, instead of one reduction per "
-           "destination">
+           "destination">,
+    Option<"fuseSoftmaxAggregate", "fuse-softmax-aggregate", "bool",
+           /*default=*/"true",
+           "Lower an edge_softmax whose only use is a weighted sum into the "
+           "destinations together with it (htmpl.softmax_aggregate)">
   ];
   let dependentDialects = [
     "::mlir::arith::ArithDialect", "::mlir::func::FuncDialect",

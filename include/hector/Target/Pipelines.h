@@ -102,6 +102,13 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("Lower edge_softmax in two edge traversals "
                      "(hgraph-to-htmpl's split-softmax)"),
       llvm::cl::init(false)};
+  Option<bool> fuseSoftmaxAggregate{
+      *this, "fuse-softmax-aggregate",
+      llvm::cl::desc("Lower an edge_softmax whose only use is a weighted sum "
+                     "into the destinations together with it, in one pass "
+                     "over each CSR row (hgraph-to-htmpl's "
+                     "fuse-softmax-aggregate)"),
+      llvm::cl::init(true)};
   ListOption<std::string> hostResident{
       *this, "host-resident",
       llvm::cl::desc("cuda: node-wise inputs (argument names) that stay in "

@@ -133,9 +133,11 @@ bool isCompact(DictionaryAttr attrs) {
 
 class FunctionLowering {
 public:
-  FunctionLowering(hg::FuncOp source, bool splitSoftmax)
+  FunctionLowering(hg::FuncOp source, bool splitSoftmax,
+                   bool fuseSoftmaxAggregate)
       : source(source), builder(source.getContext()), loc(source.getLoc()),
-        splitSoftmax(splitSoftmax) {}
+        splitSoftmax(splitSoftmax),
+        fuseSoftmaxAggregate(fuseSoftmaxAggregate) {}
 
   LogicalResult run();
 
@@ -181,6 +183,9 @@ private:
   LogicalResult lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op);
   LogicalResult finishEdgeSoftmax(hg::EdgeSoftmaxOp op, Value score, Value max,
                                   Value sum);
+  hg::AggregateOp fusedAggregateOf(hg::EdgeSoftmaxOp op);
+  LogicalResult lowerSoftmaxAggregate(hg::AggregateOp op, hg::ScaleOp scale,
+                                      Value scores);
   LogicalResult lowerConcat(hg::ConcatOp op);
   LogicalResult lowerReturn(hg::ReturnOp op);
   LogicalResult lowerEvict(hg::EvictOp op);
@@ -217,6 +222,7 @@ private:
   OpBuilder builder;
   Location loc;
   bool splitSoftmax;
+  bool fuseSoftmaxAggregate;
   func::FuncOp target;
   SmallVector<Value> graphArgs;
   DenseMap<unsigned, Value> sizes;
@@ -234,6 +240,10 @@ private:
   /// Per-pair sums of edge values [P, width] and how many consumers have
   /// yet to read them (pairSums / releasePairSums).
   DenseMap<Value, std::pair<Value, unsigned>> pairSumBuffers;
+  /// The stored scores of each edge_softmax whose only consumer is an
+  /// aggregation that lowers with it to one htmpl.softmax_aggregate
+  /// (fusedAggregateOf); its α is never stored.
+  DenseMap<Value, Value> fusedSoftmaxScores;
   /// Row-wise values stored where they are defined instead of being fused
   /// into their consumers (hg::rowsStoredByFusion).
   llvm::DenseSet<Value> storedRows;
@@ -1293,6 +1303,11 @@ void FunctionLowering::releasePairSums(Value edgeValue) {
 LogicalResult FunctionLowering::lowerAggregate(hg::AggregateOp op) {
   Value input = op.getInput();
   auto type = cast<hg::FeatureType>(input.getType());
+  if (auto scale = input.getDefiningOp<hg::ScaleOp>()) {
+    auto it = fusedSoftmaxScores.find(scale.getScale());
+    if (it != fusedSoftmaxScores.end())
+      return lowerSoftmaxAggregate(op, scale, it->second);
+  }
   Value out = destinationFor(op.getResult());
   values.nodes[op.getResult()] = out;
   if (hg::TypedLinearOp linear = hg::scatteredLinear(op))
@@ -1380,6 +1395,10 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
     score = destinationFor(input);
     if (failed(store(input, score, /*edgeDomain=*/true)))
       return failure();
+  }
+  if (fusedAggregateOf(op)) {
+    fusedSoftmaxScores[op.getResult()] = score;
+    return success();
   }
   hg::FeatureType scratch = hg::softmaxNodeScratch(op);
   Value max = allocateNodeRows(scratch), sum = allocateNodeRows(scratch);
@@ -1470,6 +1489,69 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
   builder.setInsertionPointAfter(traversal);
 
   return finishEdgeSoftmax(op, score, max, sum);
+}
+
+/// The aggregation that consumes an edge_softmax as RGAT's and HGT's
+/// `aggregate sum (scale α z) to dst` does, when that is α's only use and
+/// the scale's only use, with one α column per head of `z`: then the two
+/// lower together to one htmpl.softmax_aggregate, which walks each
+/// destination's CSR row once (online softmax) and never stores α. Null
+/// otherwise (α returned or saved for a backward, read by other ops, the
+/// split form), and the softmax lowers as before.
+hg::AggregateOp FunctionLowering::fusedAggregateOf(hg::EdgeSoftmaxOp op) {
+  Value alpha = op.getResult();
+  if (splitSoftmax || !fuseSoftmaxAggregate || !alpha.hasOneUse() ||
+      storedRows.contains(alpha))
+    return {};
+  auto scale = dyn_cast<hg::ScaleOp>(*alpha.getUsers().begin());
+  if (!scale || scale.getScale() != alpha || scale.getInput() == alpha ||
+      !scale.getResult().hasOneUse() || storedRows.contains(scale.getResult()))
+    return {};
+  auto aggregate = dyn_cast<hg::AggregateOp>(*scale->getUsers().begin());
+  if (!aggregate || aggregate.getKind() != hg::Reduction::Sum ||
+      aggregate.getReceiver() != hg::Endpoint::Dst)
+    return {};
+  auto alphaType = cast<hg::FeatureType>(alpha.getType());
+  auto valueType = cast<hg::FeatureType>(scale.getInput().getType());
+  if (alphaType.getWidth() != valueType.getHeads() ||
+      alphaType.getElementType() != valueType.getElementType())
+    return {};
+  return aggregate;
+}
+
+/// `aggregate sum (scale (edge_softmax s) z)` (fusedAggregateOf) as one
+/// htmpl.softmax_aggregate over the stored scores and the rows of `z`. It
+/// writes every row of its output, so there is no fill.
+LogicalResult FunctionLowering::lowerSoftmaxAggregate(hg::AggregateOp op,
+                                                      hg::ScaleOp scale,
+                                                      Value scores) {
+  // z's rows: per edge, per pair (compact_map), or a node's (a gather from
+  // an endpoint reads the node rows through edge_src / edge_dst); anything
+  // else is stored per edge first.
+  Value z = scale.getInput(), buffer, rows;
+  auto known = values.edges.find(z);
+  bool byRow =
+      known == values.edges.end() ||
+      llvm::is_contained({AccessScheme::Edge, AccessScheme::Compact,
+                          AccessScheme::Src, AccessScheme::Dst},
+                         known->second.scheme);
+  if (byRow) {
+    if (failed(edgeRows(z, buffer, rows)))
+      return failure();
+  } else {
+    Leaf leaf;
+    if (failed(edgeLeaf(z, leaf)))
+      return failure();
+    buffer = leaf.memref;
+    if (leaf.scheme == AccessScheme::Compact)
+      rows = graph(COMPACT_MAP);
+  }
+  Value out = destinationFor(op.getResult());
+  ht::SoftmaxAggregateOp::create(builder, loc, graph(CSR_ROW_PTR),
+                                 graph(CSR_EID), scores, buffer, rows, out);
+  values.nodes[op.getResult()] = out;
+  fusedSoftmaxScores.erase(scale.getScale());
+  return success();
 }
 
 /// Stores the normalised value exp(score - max[dst]) / sum[dst] of a lowered
@@ -1936,7 +2018,8 @@ struct HGraphToHTmplPass
   void runOnOperation() override {
     SmallVector<hg::FuncOp> functions(getOperation().getOps<hg::FuncOp>());
     for (hg::FuncOp function : functions)
-      if (failed(FunctionLowering(function, splitSoftmax).run()))
+      if (failed(FunctionLowering(function, splitSoftmax, fuseSoftmaxAggregate)
+                     .run()))
         return signalPassFailure();
   }
 };

@@ -116,6 +116,10 @@ void lowerGemm(mlir::RewriterBase &rewriter, htmpl::GemmOp op,
                GemmPrecision precision = GemmPrecision::FP32);
 void lowerTraversal(mlir::RewriterBase &rewriter, htmpl::TraversalOp op,
                     int64_t lanes = 0);
+/// One warp per destination (SoftmaxAggregateToGPU.cpp); every verified
+/// instance lowers.
+void lowerSoftmaxAggregate(mlir::RewriterBase &rewriter,
+                           htmpl::SoftmaxAggregateOp op);
 
 } // namespace hector::gpu
 

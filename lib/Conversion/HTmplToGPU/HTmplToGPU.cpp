@@ -5,8 +5,10 @@
 // precision=tf32) and every htmpl.traversal a launch that puts
 // features on the lanes of a warp or instances on threads
 // (TraversalToGPU.cpp; TraversalPlan.cpp chooses the mapping, WarpBody.cpp
-// rewrites the body for the lanes). The launches sit in the host function
-// where the instances were; gpu-kernel-outlining turns them into kernels.
+// rewrites the body for the lanes), and every htmpl.softmax_aggregate one
+// warp per destination (SoftmaxAggregateToGPU.cpp). The launches sit in the
+// host function where the instances were; gpu-kernel-outlining turns them
+// into kernels.
 // docs/gpu-templates.md explains the designs.
 //
 //===----------------------------------------------------------------------===//
@@ -65,6 +67,8 @@ struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
         valid &= succeeded(hector::gpu::checkTraversal(traversal, lanes));
         instances.push_back(op);
         return WalkResult::skip();
+      } else if (isa<htmpl::SoftmaxAggregateOp>(op)) {
+        instances.push_back(op);
       }
       return WalkResult::advance();
     });
@@ -75,6 +79,8 @@ struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
     for (Operation *op : instances) {
       if (auto gemm = dyn_cast<htmpl::GemmOp>(op))
         hector::gpu::lowerGemm(rewriter, gemm, *gemmPrecision);
+      else if (auto fused = dyn_cast<htmpl::SoftmaxAggregateOp>(op))
+        hector::gpu::lowerSoftmaxAggregate(rewriter, fused);
       else
         hector::gpu::lowerTraversal(rewriter, cast<htmpl::TraversalOp>(op),
                                     lanes);

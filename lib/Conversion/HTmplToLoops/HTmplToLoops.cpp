@@ -1,9 +1,10 @@
 //===- HTmplToLoops.cpp - htmpl instances to parallel loops -----*- C++ -*-===//
 //
-// The htmpl-to-loops pass: every htmpl.gemm and htmpl.traversal becomes an
-// scf.parallel loop nest (inner loops as scf.for) over the same memrefs, with
-// arith bodies and memref.atomic_rmw where instances may write one element
-// concurrently. GemmToLoops.cpp and TraversalToLoops.cpp hold the lowerings;
+// The htmpl-to-loops pass: every htmpl.gemm, htmpl.traversal and
+// htmpl.softmax_aggregate becomes an scf.parallel loop nest (inner loops as
+// scf.for) over the same memrefs, with arith bodies and memref.atomic_rmw
+// where instances may write one element concurrently. GemmToLoops.cpp,
+// TraversalToLoops.cpp and SoftmaxAggregateToLoops.cpp hold the lowerings;
 // LoopLowering.h states the rules they share.
 //
 //===----------------------------------------------------------------------===//
@@ -36,13 +37,16 @@ struct HTmplToLoopsPass
     // Post-order: a traversal nested in another one is lowered first.
     SmallVector<Operation *> instances;
     module.walk([&](Operation *op) {
-      if (isa<htmpl::GemmOp, htmpl::TraversalOp>(op))
+      if (isa<htmpl::GemmOp, htmpl::TraversalOp, htmpl::SoftmaxAggregateOp>(
+              op))
         instances.push_back(op);
     });
     IRRewriter rewriter(&getContext());
     for (Operation *op : instances) {
       if (auto gemm = dyn_cast<htmpl::GemmOp>(op))
         loops::lowerGemm(rewriter, gemm);
+      else if (auto fused = dyn_cast<htmpl::SoftmaxAggregateOp>(op))
+        loops::lowerSoftmaxAggregate(rewriter, fused);
       else
         loops::lowerTraversal(rewriter, cast<htmpl::TraversalOp>(op));
     }

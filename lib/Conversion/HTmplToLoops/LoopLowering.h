@@ -30,6 +30,15 @@ using templates::loadIndex;
 using templates::searchOffsets;
 using templates::weightIndices;
 
+/// Opens the iteration space [0, upper) as ceil(upper / lanes) groups of
+/// `lanes` iterations: an scf.parallel over groups, a nested scf.parallel
+/// over lanes, and a guard against the last partial group. The two levels
+/// are what the GPU backend maps onto blocks and threads (lanes is the
+/// instance's launch_bounds); on the CPU they are one loop. Leaves the
+/// insertion point inside the guard and returns the iteration index.
+mlir::Value openParallel(mlir::OpBuilder &b, mlir::Location loc,
+                         mlir::Value upper, int64_t lanes);
+
 /// Rewrites one htmpl.gemm into loops before it and erases it.
 void lowerGemm(mlir::RewriterBase &rewriter, htmpl::GemmOp op);
 
@@ -40,6 +49,10 @@ mlir::LogicalResult checkTraversal(htmpl::TraversalOp op);
 /// Rewrites one htmpl.traversal (already checked) into loops before it and
 /// erases it. Nested traversals must be lowered first.
 void lowerTraversal(mlir::RewriterBase &rewriter, htmpl::TraversalOp op);
+
+/// Rewrites one htmpl.softmax_aggregate into loops before it and erases it.
+void lowerSoftmaxAggregate(mlir::RewriterBase &rewriter,
+                           htmpl::SoftmaxAggregateOp op);
 
 } // namespace hector::loops
 

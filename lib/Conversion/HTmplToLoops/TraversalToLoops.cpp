@@ -35,6 +35,7 @@ using hector::loops::dimOf;
 using hector::loops::bodyArguments;
 using hector::loops::inlineBody;
 using hector::loops::loadIndex;
+using hector::loops::openParallel;
 
 namespace {
 /// The operand that gives a node traversal its node count, or null.
@@ -153,33 +154,6 @@ void emitLocalAccumulate(OpBuilder &b, AccumulateOp acc) {
     combined = isFloat ? Value(arith::MaximumFOp::create(b, loc, old, value))
                        : Value(arith::MaxSIOp::create(b, loc, old, value));
   memref::StoreOp::create(b, loc, combined, acc.getDest(), acc.getIndices());
-}
-
-/// Opens the iteration space [0, upper) as ceil(upper / lanes) groups of
-/// `lanes` iterations: an scf.parallel over groups, a nested scf.parallel
-/// over lanes, and a guard against the last partial group. The two levels
-/// are what the GPU backend maps onto blocks and threads (lanes is the
-/// instance's launch_bounds); on the CPU they are one loop. Leaves the
-/// insertion point inside the guard and returns the iteration index.
-Value openParallel(OpBuilder &b, Location loc, Value upper, int64_t lanes) {
-  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1),
-        width = constIndex(b, loc, lanes);
-  Value groups = b.createOrFold<arith::CeilDivUIOp>(loc, upper, width);
-  auto outer = scf::ParallelOp::create(b, loc, ValueRange{c0},
-                                       ValueRange{groups}, ValueRange{c1});
-  b.setInsertionPointToStart(outer.getBody());
-  auto inner = scf::ParallelOp::create(b, loc, ValueRange{c0},
-                                       ValueRange{width}, ValueRange{c1});
-  b.setInsertionPointToStart(inner.getBody());
-  Value base =
-      arith::MulIOp::create(b, loc, outer.getInductionVars()[0], width);
-  Value index =
-      arith::AddIOp::create(b, loc, base, inner.getInductionVars()[0]);
-  Value inRange =
-      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, upper);
-  auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
-  b.setInsertionPointToStart(guard.thenBlock());
-  return index;
 }
 
 /// COO (one parallel iteration per edge) and pair order (one per slot,
@@ -320,4 +294,26 @@ void hector::loops::lowerTraversal(RewriterBase &rewriter, TraversalOp op) {
   else
     lowerEdgeList(rewriter, op);
   rewriter.eraseOp(op);
+}
+
+Value hector::loops::openParallel(OpBuilder &b, Location loc, Value upper,
+                                  int64_t lanes) {
+  Value c0 = constIndex(b, loc, 0), c1 = constIndex(b, loc, 1),
+        width = constIndex(b, loc, lanes);
+  Value groups = b.createOrFold<arith::CeilDivUIOp>(loc, upper, width);
+  auto outer = scf::ParallelOp::create(b, loc, ValueRange{c0},
+                                       ValueRange{groups}, ValueRange{c1});
+  b.setInsertionPointToStart(outer.getBody());
+  auto inner = scf::ParallelOp::create(b, loc, ValueRange{c0},
+                                       ValueRange{width}, ValueRange{c1});
+  b.setInsertionPointToStart(inner.getBody());
+  Value base =
+      arith::MulIOp::create(b, loc, outer.getInductionVars()[0], width);
+  Value index =
+      arith::AddIOp::create(b, loc, base, inner.getInductionVars()[0]);
+  Value inRange =
+      arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult, index, upper);
+  auto guard = scf::IfOp::create(b, loc, inRange, /*withElseRegion=*/false);
+  b.setInsertionPointToStart(guard.thenBlock());
+  return index;
 }

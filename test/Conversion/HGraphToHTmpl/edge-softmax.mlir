@@ -1,4 +1,4 @@
-// RUN: hector-opt %s --hgraph-to-htmpl --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: hector-opt %s --hgraph-to-htmpl=fuse-softmax-aggregate=false --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: hector-opt %s --hgraph-to-htmpl=split-softmax=true --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=SPLIT
 
 // The edge softmax: the scores are stored by an edge traversal (the score
@@ -9,6 +9,9 @@
 // that the GPU lowering splits over a warp's lanes; max and sum are stored
 // once per node, so there is no accumulate and no fill. An edge traversal
 // stores alpha = exp(score - max) / sum once per edge; the consumer reads it.
+// (Without fuse-softmax-aggregate=false a softmax that only feeds a
+// weighted sum lowers with it to htmpl.softmax_aggregate:
+// softmax-aggregate.mlir.)
 
 // CHECK-LABEL: func.func @gat
 // CHECK-SAME: %[[ROWPTR:[^:]*]]: memref<?xi32> {hector.arg = {name = "csr_row_ptr"

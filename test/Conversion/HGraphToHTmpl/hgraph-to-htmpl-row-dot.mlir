@@ -15,8 +15,8 @@
 // CHECK: htmpl.traversal edges coo({{.*}}) compact_map(%[[MAP]] : memref<?xi32>) ins(%[[S]] : memref<?x1xf32> as compact,
 // CHECK-NOT: %[[Z]] : memref<?x64xf32> as compact
 // CHECK-SAME: outs(
-// The aggregation still reads z per pair.
-// CHECK: ins({{.*}}%[[Z]] : memref<?x64xf32> as compact
+// The fused softmax and aggregation still read z per pair.
+// CHECK: htmpl.softmax_aggregate {{.*}} values(%[[Z]] : memref<?x64xf32>[%[[MAP]] : memref<?xi32>])
 hgraph.func @rgat(%g: !hgraph.graph, %h: !hgraph.node<64xf32> {hgraph.name = "h"},
                   %W: !hgraph.weight<edge, 64x64xf32> {hgraph.name = "W"},
                   %a: !hgraph.weight<edge, 64xf32> {hgraph.name = "a"},

@@ -1,4 +1,4 @@
-// RUN: hector-opt %s --hgraph-to-htmpl --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: hector-opt %s --hgraph-to-htmpl=fuse-softmax-aggregate=false --canonicalize --cse -split-input-file | FileCheck %s
 
 // RGCN: the typed GEMM gathers source rows with one weight per edge-type
 // segment; c_e and the message are evaluated inside the aggregating
@@ -53,7 +53,9 @@ hgraph.func @rgcn(%g: !hgraph.graph, %h: !hgraph.node<16xf32> {hgraph.name = "h"
 // max) / sum once per edge and head, and the final traversal loads it once
 // per head to scale the feature loop (rather than every lane evaluating the
 // alpha of all heads). (test/Conversion/HGraphToHTmpl/edge-softmax.mlir
-// covers the reduction itself.)
+// covers the reduction itself; by default, without
+// fuse-softmax-aggregate=false, the softmax and the sum are one
+// htmpl.softmax_aggregate: softmax-aggregate.mlir.)
 
 // CHECK-LABEL: func.func @rgat
 // CHECK: %[[Z:.*]] = memref.alloc

@@ -82,8 +82,11 @@
 // RGCN-COUNT-8: .visible .entry
 // RGCN-NOT: .visible .entry
 // In RGAT the pair GEMM computes the source score in its epilogue, whose
-// atomic sums need the score buffer cleared first: one kernel more.
-// RGAT-COUNT-11: .visible .entry
+// atomic sums need the score buffer cleared first: one kernel more. The
+// softmax and the aggregation are one htmpl.softmax_aggregate (two kernels:
+// 16-byte rows and general) instead of the reduction walk, the alpha pass,
+// the output's fill and the aggregation's two kernels.
+// RGAT-COUNT-8: .visible .entry
 // RGAT-NOT: .visible .entry
 
 func.func @gemm(%lhs: memref<?x64xf32>, %rows: memref<?xi32>,

@@ -476,3 +476,40 @@ LogicalResult AccumulateOp::verify() {
            << dest.getElementType();
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// SoftmaxAggregateOp
+//===----------------------------------------------------------------------===//
+
+/// Static head count and widths (the lowerings unroll over them), equal
+/// widths of `values` and `out` split evenly over the heads, one element
+/// type, and a launch of whole warps (one warp per destination on the GPU).
+LogicalResult SoftmaxAggregateOp::verify() {
+  auto scores = cast<MemRefType>(getScores().getType());
+  auto values = cast<MemRefType>(getValues().getType());
+  auto out = cast<MemRefType>(getOut().getType());
+  if (scores.isDynamicDim(1) || scores.getDimSize(1) < 1)
+    return emitOpError("scores need a static number of heads (columns), at "
+                       "least 1");
+  if (values.isDynamicDim(1) || out.isDynamicDim(1))
+    return emitOpError("values and out need static widths");
+  int64_t heads = scores.getDimSize(1), width = out.getDimSize(1);
+  if (values.getDimSize(1) != width)
+    return emitOpError("values width ")
+           << values.getDimSize(1) << " differs from out width " << width;
+  if (width < 1 || width % heads != 0)
+    return emitOpError("out width ")
+           << width << " is not a positive multiple of the " << heads
+           << " heads";
+  Type element = out.getElementType();
+  if (scores.getElementType() != element ||
+      values.getElementType() != element)
+    return emitOpError("scores, values and out must share the element type ")
+           << element;
+  int64_t threads = getLaunchBounds();
+  if (threads < 32 || threads % 32 != 0)
+    return emitOpError("launch_bounds must be a positive multiple of 32 (one "
+                       "warp per destination), got ")
+           << threads;
+  return success();
+}

@@ -178,6 +178,73 @@ def HTmpl_TraversalOp : HTmpl_Op<"traversal", [
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// Edge softmax fused with its aggregation
+//===----------------------------------------------------------------------===//
+
+def HTmpl_SoftmaxAggregateOp : HTmpl_Op<"softmax_aggregate"> {
+  let summary = "edge softmax and weighted sum over each destination's CSR row";
+  let description = [{
+    For every node `t` (the rows of `out`) and head `h` (the `H` columns of
+    `scores`, `out` and `values` split into `H` equal blocks of `D`
+    columns), over the incoming edges `e = eid[k]`,
+    `k in [row_ptr[t], row_ptr[t+1])`:
+    ```
+    m       = max_k scores[e_k, h]
+    α_e     = exp(scores[e, h] - m) / Σ_k exp(scores[e_k, h] - m)
+    out[t, h·D + f] = Σ_k α_e · values[r(e), h·D + f]
+    ```
+    with `r(e) = value_rows[e]` (a compact map: the edge's (source, type)
+    pair) or `e`. A node without incoming edges gets zeros. `out` is
+    written, never read: no zero fill is needed and every row has one
+    writer, so no atomics either.
+
+    It is RGAT's and HGT's `aggregate sum (scale (edge_softmax s) z)` in one
+    walk of each CSR row, with an online softmax: a running maximum `m`
+    and sum `l` per head, the accumulated row rescaled by `exp(m_old -
+    m_new)` when the maximum grows, and divided by `l` at the end. Every
+    exponent is ≤ 0, so nothing overflows; the result equals the two-pass
+    softmax up to rounding. `α` itself is never stored.
+
+    ```mlir
+    htmpl.softmax_aggregate csr(%row_ptr, %eid : memref<?xi32>, memref<?xi32>)
+        scores(%s : memref<?x4xf32>)
+        values(%z : memref<?x64xf32>[%compact_map : memref<?xi32>])
+        out(%out : memref<?x64xf32>)
+    ```
+  }];
+  let arguments = (ins
+    Arg<HTmpl_IndexList, "", [MemRead]>:$row_ptr,
+    Arg<HTmpl_IndexList, "", [MemRead]>:$eid,
+    Arg<MemRefRankOf<[F32, F64], [2]>, "", [MemRead]>:$scores,
+    Arg<MemRefRankOf<[F32, F64], [2]>, "", [MemRead]>:$values,
+    Arg<Optional<HTmpl_IndexList>, "", [MemRead]>:$value_rows,
+    Arg<MemRefRankOf<[F32, F64], [2]>, "", [MemWrite]>:$out,
+    DefaultValuedAttr<I64Attr, "256">:$launch_bounds
+  );
+  let assemblyFormat = [{
+    `csr` `(` $row_ptr `,` $eid `:` type($row_ptr) `,` type($eid) `)`
+    `scores` `(` $scores `:` type($scores) `)`
+    `values` `(` $values `:` type($values)
+      (`[` $value_rows^ `:` type($value_rows) `]`)? `)`
+    `out` `(` $out `:` type($out) `)`
+    attr-dict
+  }];
+  let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// Number of heads (columns of `scores`).
+    int64_t getHeads() {
+      return ::llvm::cast<::mlir::MemRefType>(getScores().getType())
+          .getDimSize(1);
+    }
+    /// Columns of `out` and `values`.
+    int64_t getWidth() {
+      return ::llvm::cast<::mlir::MemRefType>(getOut().getType())
+          .getDimSize(1);
+    }
+  }];
+}
+
 def HTmpl_AccumulateOp : HTmpl_Op<"accumulate"> {
   let summary = "reduces a value into an element of a traversal output";
   let description = [{
