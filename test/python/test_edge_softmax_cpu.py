@@ -1,7 +1,7 @@
-"""The edge softmax fused with its aggregation (the default: one walk of
-each destination's CSR row with an online softmax, htmpl.softmax_aggregate),
-the stitched one (`--fuse-softmax-aggregate=false`: one reduction walk for
-the running max and sum, then α and the aggregation) and the split one
+"""The edge softmax fused with its aggregation (`--fuse-softmax-aggregate`:
+one walk of each destination's CSR row with an online softmax,
+htmpl.softmax_aggregate), the stitched one (the default: one reduction walk
+for the running max and sum, then α and the aggregation) and the split one
 (`hectorc --split-softmax`: a max pass, then a sum pass) compute the
 softmax of BRIEF.md §4 on the CPU.
 
@@ -26,7 +26,7 @@ from reference import params
 TOLERANCE = 1e-5
 # (model, width, heads)
 CONFIGS = [("rgat", 16, 1), ("rgat", 32, 4), ("hgt", 16, 1), ("hgt", 32, 4)]
-LOWERINGS = {"fused": (), "stitched": ("--fuse-softmax-aggregate=false",),
+LOWERINGS = {"fused": ("--fuse-softmax-aggregate",), "stitched": (),
              "split": ("--split-softmax",)}
 
 

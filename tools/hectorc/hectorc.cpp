@@ -217,9 +217,9 @@ cl::opt<bool> fuseSoftmaxAggregate(
     "fuse-softmax-aggregate",
     cl::desc("Lower an edge_softmax whose only use is a weighted sum into the "
              "destinations (RGAT's and HGT's inference) with that sum, in one "
-             "pass over each CSR row with an online softmax (default); "
-             "=false keeps separate softmax, alpha and aggregation passes"),
-    cl::init(true), cl::cat(hectorCategory));
+             "pass over each CSR row with an online softmax (off by default: "
+             "slower where rows are long, docs/performance.md)"),
+    cl::init(false), cl::cat(hectorCategory));
 
 cl::opt<std::string> graphSizes(
     "graph-sizes",

@@ -26,8 +26,9 @@ def HGraphToHTmpl : Pass<"hgraph-to-htmpl", "mlir::ModuleOp"> {
     Where the softmax's only use is `aggregate sum (scale α z) to dst` (RGAT
     and HGT inference), the softmax, scale and aggregation lower to one
     `htmpl.softmax_aggregate` instead: one walk of each destination's CSR row
-    with an online softmax; α is never stored. `fuse-softmax-aggregate=false`
-    keeps the separate reduction, α and aggregation passes, for comparison.
+    with an online softmax; α is never stored. It is off by default: on the
+    H200 it was slower on graphs with hubs or high in-degrees (one warp walks
+    a destination's whole row; docs/performance.md, 2026-11-28).
   }];
   let options = [
     Option<"splitSoftmax", "split-softmax", "bool", /*default=*/"false",
@@ -35,7 +36,7 @@ def HGraphToHTmpl : Pass<"hgraph-to-htmpl", "mlir::ModuleOp"> {
            "and then the sum of exponentials, instead of one reduction per "
            "destination">,
     Option<"fuseSoftmaxAggregate", "fuse-softmax-aggregate", "bool",
-           /*default=*/"true",
+           /*default=*/"false",
            "Lower an edge_softmax whose only use is a weighted sum into the "
            "destinations together with it (htmpl.softmax_aggregate)">
   ];

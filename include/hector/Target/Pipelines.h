@@ -108,7 +108,7 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
                      "into the destinations together with it, in one pass "
                      "over each CSR row (hgraph-to-htmpl's "
                      "fuse-softmax-aggregate)"),
-      llvm::cl::init(true)};
+      llvm::cl::init(false)};
   ListOption<std::string> hostResident{
       *this, "host-resident",
       llvm::cl::desc("cuda: node-wise inputs (argument names) that stay in "

@@ -1,4 +1,5 @@
 // RUN: hector-opt %s --hgraph-to-htmpl --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: hector-opt %s --hgraph-to-htmpl=fuse-softmax-aggregate=true --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=FUSED
 
 // RGAT's source score a_r · z_e with z compact-materialized: the pair GEMM
 // that produces z computes the dot in its epilogue (row_dot), one value per
@@ -15,8 +16,13 @@
 // CHECK: htmpl.traversal edges coo({{.*}}) compact_map(%[[MAP]] : memref<?xi32>) ins(%[[S]] : memref<?x1xf32> as compact,
 // CHECK-NOT: %[[Z]] : memref<?x64xf32> as compact
 // CHECK-SAME: outs(
-// The fused softmax and aggregation still read z per pair.
-// CHECK: htmpl.softmax_aggregate {{.*}} values(%[[Z]] : memref<?x64xf32>[%[[MAP]] : memref<?xi32>])
+// The aggregation still reads z per pair.
+// CHECK: ins({{.*}}%[[Z]] : memref<?x64xf32> as compact
+// Fused with the softmax, it reads z per pair too.
+// FUSED-LABEL: func.func @rgat
+// FUSED-SAME: %[[MAPF:[^:]+]]: memref<?xi32> {hector.arg = {name = "compact_map"
+// FUSED: %[[ZF:.*]] = memref.alloc(%{{.*}}) : memref<?x64xf32>
+// FUSED: htmpl.softmax_aggregate {{.*}} values(%[[ZF]] : memref<?x64xf32>[%[[MAPF]] : memref<?xi32>])
 hgraph.func @rgat(%g: !hgraph.graph, %h: !hgraph.node<64xf32> {hgraph.name = "h"},
                   %W: !hgraph.weight<edge, 64x64xf32> {hgraph.name = "W"},
                   %a: !hgraph.weight<edge, 64xf32> {hgraph.name = "a"},

@@ -1,4 +1,4 @@
-// RUN: hector-opt %s --hgraph-to-htmpl --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: hector-opt %s --hgraph-to-htmpl=fuse-softmax-aggregate=true --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: hector-opt %s --hgraph-to-htmpl=fuse-softmax-aggregate=false --canonicalize --cse -split-input-file | FileCheck %s --check-prefix=UNFUSED
 
 // An edge_softmax whose only use is `aggregate sum (scale α z) to dst`

@@ -12,6 +12,7 @@
 // The three models, from hgraph to PTX and to an embedded binary.
 // RUN: hectorc %hector_src_root/examples/rgcn.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=RGCN
 // RUN: hectorc %hector_src_root/examples/rgat.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=RGAT
+// RUN: hectorc %hector_src_root/examples/rgat.mlir --fuse-softmax-aggregate --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=RGAT-FUSED
 // RUN: hectorc %hector_src_root/examples/hgt.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=llvm | FileCheck %s --check-prefix=BIN
 
 // Row-mode GEMM, the vector kernel: 16-byte aligned tiles ([64][32+4] and
@@ -82,12 +83,15 @@
 // RGCN-COUNT-8: .visible .entry
 // RGCN-NOT: .visible .entry
 // In RGAT the pair GEMM computes the source score in its epilogue, whose
-// atomic sums need the score buffer cleared first: one kernel more. The
-// softmax and the aggregation are one htmpl.softmax_aggregate (two kernels:
-// 16-byte rows and general) instead of the reduction walk, the alpha pass,
-// the output's fill and the aggregation's two kernels.
-// RGAT-COUNT-8: .visible .entry
+// atomic sums need the score buffer cleared first: one kernel more.
+// RGAT-COUNT-11: .visible .entry
 // RGAT-NOT: .visible .entry
+// With --fuse-softmax-aggregate the softmax and the aggregation are one
+// htmpl.softmax_aggregate (two kernels: 16-byte rows and general) instead
+// of the reduction walk, the alpha pass, the output's fill and the
+// aggregation's two kernels.
+// RGAT-FUSED-COUNT-8: .visible .entry
+// RGAT-FUSED-NOT: .visible .entry
 
 func.func @gemm(%lhs: memref<?x64xf32>, %rows: memref<?xi32>,
                 %rhs: memref<?x64x64xf32>, %out: memref<?x64xf32>,
