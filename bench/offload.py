@@ -5,6 +5,8 @@ training program) on a benchmark graph shape, one training step per call,
 with every contender in the same run:
 
   keep         the library built to keep every saved value on the GPU
+  keep_again   the same, run again: its gradients' difference from keep's is
+               the run-to-run spread (atomic sums in another order)
   reorder      built with --offload=auto and no capacity: the planner's
                reordering of the backward, and only moves that hide
   host, disk   built with hectorc --offload=host|disk: the plan's evictions
@@ -50,7 +52,8 @@ import time
 import repo_paths  # noqa: E402,F401  (sets the import paths)
 from repo_paths import REPO  # noqa: E402
 
-CONTENDERS = ("keep", "reorder", "host", "disk", "auto", "hooks", "save_on_cpu", "checkpoint")
+CONTENDERS = ("keep", "keep_again", "reorder", "host", "disk", "auto", "hooks", "save_on_cpu",
+              "checkpoint")
 PLANS = {"keep": (), "reorder": ("--offload=auto",), "host": ("--offload=host",),
          "disk": ("--offload=disk",)}
 
@@ -255,19 +258,25 @@ def cap_memory(args, contender: str, library):
 
 
 def save_digest(path: str, names, grads) -> None:
-    """Weight gradients in full; larger ones as norm and 4 fixed projections."""
+    """Small gradients in full; larger ones as norm and 4 fixed projections."""
     import numpy as np
     import torch
     os.makedirs(os.path.dirname(path), exist_ok=True)
     out = {}
     for name, g in zip(names, grads):
         g = g.detach().double().reshape(-1)
-        if g.numel() <= 1 << 22:
+        if g.numel() <= 1 << 16:
             out[name] = g.cpu().numpy()
         else:
+            # The projections in slices: a [4, numel] float64 matrix of a
+            # large input's gradient would take gigabytes of device memory.
             gen = torch.Generator(device=g.device).manual_seed(7)
-            proj = torch.randn(4, g.numel(), generator=gen, device=g.device, dtype=g.dtype)
-            out[name] = torch.cat([g.norm().reshape(1), proj @ g]).cpu().numpy()
+            sums = torch.zeros(4, dtype=g.dtype, device=g.device)
+            for start in range(0, g.numel(), 1 << 24):
+                part = g[start:start + (1 << 24)]
+                proj = torch.randn(4, part.numel(), generator=gen, device=g.device, dtype=g.dtype)
+                sums += proj @ part
+            out[name] = torch.cat([g.norm().reshape(1), sums]).cpu().numpy()
     np.savez(path, **out)
 
 
