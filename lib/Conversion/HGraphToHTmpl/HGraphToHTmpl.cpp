@@ -20,6 +20,9 @@
 //    out of the feature loop.
 // 3. Fallback: a value that must reach memory and has no GEMM or reduction
 //    producer is stored by a plain traversal.
+// 4. `edge_softmax ... by_type` and `group_sum` reduce (destination, edge
+//    type) groups: one node traversal over the runs of one type in each CSR
+//    row (TypeGroups.h).
 //
 // Results may be weights (gradients): they are written in place by the op
 // that produces them. The `hgraph.name` / `hgraph.role` argument and result
