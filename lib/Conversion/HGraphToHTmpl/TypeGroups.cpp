@@ -4,15 +4,19 @@
 // row; at the first slot of each run of one edge type it finds the run's
 // end by a binary search over the row (the types ascend inside a row) and
 // reduces the run column by column: its maximum and its sum of exp(x - max)
-// for a softmax, its sum otherwise, then writes every edge of the run.
+// for a softmax, its sum otherwise, then writes every edge of the run. A
+// run's edges have consecutive canonical ids (canonical order is (type,
+// destination, source)), so the loops over a run count edge ids: the GPU
+// lowering splits them over the lanes, and the loads are contiguous.
 //
 // The cost is O(E·width) loads and stores, as the per-destination softmax,
-// plus O(log deg) loads per group. The groups are found in the row itself,
-// so nothing the size of N·R (one entry per (destination, type) pair,
-// mostly empty on graphs with many relations) is allocated, and no graph
-// array is added. It relies on the row order that hector_graph_build
-// produces (and that the GPU preprocessing copies); a row whose slots are
-// not sorted by type would split one group into several.
+// plus O(log deg) loads per group and one csr_etype load per slot. The
+// groups are found in the row itself, so nothing the size of N·R (one
+// entry per (destination, type) pair, mostly empty on graphs with many
+// relations) is allocated, and no graph array is added. It relies on the
+// order that hector_graph_build produces (and that the GPU preprocessing
+// copies, docs/runtime-graph.md); arrays in another order would give
+// wrong groups.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,9 +98,11 @@ void hector::lowering::emitTypeGroupWalk(OpBuilder &builder, Location loc,
     return arith::ConstantOp::create(b, loc, b.getFloatAttr(element, v));
   };
 
-  // One loop over the slots of [first, last) of a column: a reduction
-  // (`step` combines the accumulator with x) or, without `init`, the
-  // writes of `value(x)` to every edge.
+  // One loop over the edges [first, last) of a group, in one column: a
+  // reduction (`step` combines the accumulator with x) or, without `init`,
+  // the writes of `step(x)` to every edge. The loop variable is the edge
+  // id, so the GPU lowering may split the loop over a warp's lanes (each
+  // lane stores its own edges) and the loads are contiguous.
   auto overRun =
       [&](OpBuilder &b, Value first, Value last, Value column,
           std::optional<double> init,
@@ -106,8 +112,7 @@ void hector::lowering::emitTypeGroupWalk(OpBuilder &builder, Location loc,
       inits.push_back(constFloat(b, *init));
     auto loop = scf::ForOp::create(
         b, loc, first, last, c1, inits,
-        [&](OpBuilder &e, Location, Value slot, ValueRange acc) {
-          Value edge = loadIndex(e, loc, graph.edgeIds, slot);
+        [&](OpBuilder &e, Location, Value edge, ValueRange acc) {
           Value x =
               memref::LoadOp::create(e, loc, input, ValueRange{edge, column});
           if (init) {
@@ -139,22 +144,27 @@ void hector::lowering::emitTypeGroupWalk(OpBuilder &builder, Location loc,
         b.setInsertionPoint(ifOp.thenBlock()->getTerminator());
         Value last = runEnd(b, loc, graph.edgeTypes, type,
                             arith::AddIOp::create(b, loc, slot, c1), end);
+        // The group's slots hold consecutive canonical edge ids: canonical
+        // order is (type, destination, source) and a row's slots follow it.
+        Value firstEdge = loadIndex(b, loc, graph.edgeIds, slot);
+        Value lastEdge = arith::AddIOp::create(
+            b, loc, firstEdge, arith::SubIOp::create(b, loc, last, slot));
         scf::ForOp::create(
             b, loc, c0, constIndex(b, loc, width), c1, ValueRange{},
             [&](OpBuilder &c, Location, Value column, ValueRange) {
               if (result == TypeGroupResult::Sum) {
                 Value sum =
-                    overRun(c, slot, last, column, 0.0,
+                    overRun(c, firstEdge, lastEdge, column, 0.0,
                             [&](OpBuilder &e, Value acc, Value x) {
                               return arith::AddFOp::create(e, loc, acc, x);
                             });
-                overRun(c, slot, last, column, std::nullopt,
+                overRun(c, firstEdge, lastEdge, column, std::nullopt,
                         [&](OpBuilder &, Value, Value) { return sum; });
                 scf::YieldOp::create(c, loc);
                 return;
               }
               Value max =
-                  overRun(c, slot, last, column,
+                  overRun(c, firstEdge, lastEdge, column,
                           -std::numeric_limits<double>::infinity(),
                           [&](OpBuilder &e, Value acc, Value x) -> Value {
                             return arith::MaximumFOp::create(e, loc, acc, x);
@@ -164,11 +174,11 @@ void hector::lowering::emitTypeGroupWalk(OpBuilder &builder, Location loc,
                     e, loc, arith::SubFOp::create(e, loc, x, max));
               };
               Value sum = overRun(
-                  c, slot, last, column, 0.0,
+                  c, firstEdge, lastEdge, column, 0.0,
                   [&](OpBuilder &e, Value acc, Value x) -> Value {
                     return arith::AddFOp::create(e, loc, acc, shiftedExp(e, x));
                   });
-              overRun(c, slot, last, column, std::nullopt,
+              overRun(c, firstEdge, lastEdge, column, std::nullopt,
                       [&](OpBuilder &e, Value, Value x) -> Value {
                         return arith::DivFOp::create(e, loc, shiftedExp(e, x),
                                                      sum);

@@ -5,10 +5,13 @@
 // traversal walks each destination's CSR row [row_ptr[t], row_ptr[t+1]).
 // A slot starts a group when it is the row's first or its edge type
 // (csr_etype) differs from the previous slot's; a binary search over the
-// row (types ascend inside a row) finds the group's end. Per column, a max
-// loop from -inf, a sum loop of exp(score - max) from 0, and a loop that
-// stores alpha = exp(score - max) / sum once per edge into the result: no
-// per-node or per-pair scratch, no atomics, no fill.
+// row (types ascend inside a row) finds the group's end. The group's edges
+// have consecutive canonical ids, from csr_eid of its first slot: per
+// column, a max loop over them from -inf, a sum loop of exp(score - max)
+// from 0, and a loop that stores alpha = exp(score - max) / sum once per
+// edge into the result (loops over edge ids, which the GPU lowering splits
+// over a warp's lanes): no per-node or per-pair scratch, no atomics, no
+// fill.
 
 // CHECK-LABEL: func.func @within
 // CHECK-SAME: %[[NTYPE:[^:]*]]: memref<?xi32> {hector.arg = {name = "node_type"
@@ -37,19 +40,23 @@
 // CHECK: %[[GEND:.*]]:2 = scf.while
 // CHECK: arith.cmpi ult
 // CHECK: memref.load %[[ETYPE]]
+// CHECK: %[[FE:.*]] = memref.load %[[EID]][%[[SLOT]]]
+// CHECK: %[[FIRSTEDGE:.*]] = arith.index_cast %[[FE]]
+// CHECK: %[[LEN:.*]] = arith.subi %[[GEND]]#0, %[[SLOT]]
+// CHECK: %[[LASTEDGE:.*]] = arith.addi %[[FIRSTEDGE]], %[[LEN]]
 // CHECK: scf.for %[[COL:.*]] = %c0 to %c2
-// CHECK: %[[MAX:.*]] = scf.for %{{.*}} = %[[SLOT]] to %[[GEND]]#0 {{.*}} iter_args(%{{.*}} = %[[NEGINF]])
-// CHECK: memref.load %[[EID]]
+// CHECK: %[[MAX:.*]] = scf.for %[[E1:.*]] = %[[FIRSTEDGE]] to %[[LASTEDGE]] {{.*}} iter_args(%{{.*}} = %[[NEGINF]])
+// CHECK: memref.load %[[SCORE]][%[[E1]], %[[COL]]]
 // CHECK: arith.maximumf
-// CHECK: %[[SUM:.*]] = scf.for %{{.*}} = %[[SLOT]] to %[[GEND]]#0 {{.*}} iter_args(%{{.*}} = %[[ZERO]])
+// CHECK: %[[SUM:.*]] = scf.for %[[E2:.*]] = %[[FIRSTEDGE]] to %[[LASTEDGE]] {{.*}} iter_args(%{{.*}} = %[[ZERO]])
+// CHECK: memref.load %[[SCORE]][%[[E2]], %[[COL]]]
 // CHECK: arith.subf %{{.*}}, %[[MAX]]
 // CHECK: math.exp
 // CHECK: arith.addf
-// CHECK: scf.for %{{.*}} = %[[SLOT]] to %[[GEND]]#0
-// CHECK: %[[EDGE:.*]] = arith.index_cast
+// CHECK: scf.for %[[E3:.*]] = %[[FIRSTEDGE]] to %[[LASTEDGE]]
 // CHECK: math.exp
 // CHECK: %[[ALPHA:.*]] = arith.divf %{{.*}}, %[[SUM]]
-// CHECK: memref.store %[[ALPHA]], %[[OUT]][%[[EDGE]], %[[COL]]]
+// CHECK: memref.store %[[ALPHA]], %[[OUT]][%[[E3]], %[[COL]]]
 // CHECK-NOT: htmpl.accumulate
 hgraph.func @within(%g: !hgraph.graph, %s: !hgraph.edge<2xf32, heads = 2> {hgraph.name = "s"}) -> !hgraph.edge<2xf32, heads = 2> {
   %t = hgraph.const_scale %s by 2.000000e+00 : !hgraph.edge<2xf32, heads = 2>
