@@ -1,4 +1,15 @@
 // RUN: hector-opt %s --hgraph-to-htmpl --canonicalize --cse -split-input-file | FileCheck %s
+// RUN: hector-opt %s --hgraph-to-htmpl --canonicalize --cse --htmpl-to-gpu -split-input-file | FileCheck %s --check-prefix=GPU
+
+// On the GPU each group walk takes the warp mapping: a warp per destination
+// (lane = thread id mod 32), its lanes splitting a group's edges.
+// GPU-LABEL: func.func @within
+// GPU: gpu.launch
+// GPU: gpu.launch
+// GPU: arith.remui %{{.*}}, %c32
+// GPU-LABEL: func.func @sums
+// GPU: gpu.launch
+// GPU: arith.remui %{{.*}}, %c32
 
 // The softmax within (destination, edge type) groups: the scores are stored
 // by an edge traversal (the score expression fused into it), then one node
