@@ -1,5 +1,6 @@
 // RUN: hector-opt %s --hgraph-to-htmpl --canonicalize --cse -split-input-file | FileCheck %s
 // RUN: hector-opt %s --hgraph-to-htmpl --canonicalize --cse --htmpl-to-gpu -split-input-file | FileCheck %s --check-prefix=GPU
+// RUN: hector-opt %s --hgraph-to-htmpl=fuse-softmax-aggregate=true -split-input-file | FileCheck %s --check-prefix=FUSE
 
 // On the GPU each group walk takes the warp mapping: a warp per destination
 // (lane = thread id mod 32), its lanes splitting a group's edges.
@@ -93,4 +94,26 @@ hgraph.func @within(%g: !hgraph.graph, %s: !hgraph.edge<2xf32, heads = 2> {hgrap
 hgraph.func @sums(%g: !hgraph.graph, %x: !hgraph.edge<1xf32> {hgraph.name = "x"}) -> !hgraph.edge<1xf32> {
   %y = hgraph.group_sum %x : !hgraph.edge<1xf32>
   hgraph.return %y : !hgraph.edge<1xf32>
+}
+
+// -----
+
+// A by_type softmax whose only use is a weighted sum into the destinations
+// is not fused with it (htmpl.softmax_aggregate normalises per destination):
+// the group walk stores α, and the aggregation reads it.
+// CHECK-LABEL: func.func @attend
+// CHECK: htmpl.traversal nodes
+// CHECK: scf.while
+// CHECK-NOT: htmpl.softmax_aggregate
+// CHECK: htmpl.accumulate add
+// FUSE-LABEL: func.func @attend
+// FUSE-NOT: htmpl.softmax_aggregate
+// FUSE: scf.while
+// FUSE-NOT: htmpl.softmax_aggregate
+hgraph.func @attend(%g: !hgraph.graph, %s: !hgraph.edge<2xf32, heads = 2> {hgraph.name = "s"},
+                    %z: !hgraph.edge<8xf32, heads = 2> {hgraph.name = "z"}) -> !hgraph.node<8xf32, heads = 2> {
+  %a = hgraph.edge_softmax %s by_type : !hgraph.edge<2xf32, heads = 2>
+  %m = hgraph.scale %a, %z : !hgraph.edge<2xf32, heads = 2>, !hgraph.edge<8xf32, heads = 2> -> !hgraph.edge<8xf32, heads = 2>
+  %o = hgraph.aggregate sum %m : !hgraph.edge<8xf32, heads = 2> -> !hgraph.node<8xf32, heads = 2>
+  hgraph.return %o : !hgraph.node<8xf32, heads = 2>
 }
