@@ -94,14 +94,8 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
     alpha     "yes": α (before mod) is a second, edge-wise result.
     within    R > 0: PyG's attention_mechanism='within-relation' for R
               relations: the softmax runs over the incoming edges of t of the
-              edge's relation. hgraph.edge_softmax groups by destination
-              only, so it is spelled with R columns per head: an argument
-              `P` (an edge-typed [R, H·R] weight, P[r] = one-hot of r in every
-              head block, which the caller fills) spreads each score into its
-              relation's column, `aggregate max`/`sum` per destination give
-              every (t, r) group's maximum and sum, and a per-head `dot` with
-              P picks the edge's group back: O(E·H·R) work and temporaries,
-              where a grouped edge softmax would need O(E·H).
+              edge's relation, `hgraph.edge_softmax ... by_type` (O(E·H); the
+              IR does not depend on R, which the spec keeps for the layer).
     dropout   p in (0, 1]: PyG's attention dropout in training, α_e dropped
               with probability p and scaled by 1/(1−p) before it weights the
               messages (mod "none" only, as PyG), by `hgraph.dropout` with a
@@ -148,28 +142,7 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
         body += f"  %alpha = hgraph.edge_softmax %{score} : {s}\n"
     else:
         group = "t of relation φ(e)"
-        k = _feature("edge", heads * within, heads)
-        nk, pw = _feature("node", heads * within, heads), _weight("edge", heads * within)
-        args.append(_arg("P", pw))
-        # column (h, r) of a row of k holds its head-h value if φ(e) = r, else -1e30
-        body += f"""  %onehot = hgraph.typed_vector %P : {pw} -> {k}
-  %kzero = hgraph.zeros : {k}
-  %kone = hgraph.exp %kzero : {k}
-  %other = hgraph.sub %onehot, %kone : {k}
-  %lowest = hgraph.const_scale %other by 1.000000e+30 : {k}
-  %spread = hgraph.scale %{score}, %onehot : {s}, {k} -> {k}
-  %masked = hgraph.add %spread, %lowest : {k}
-  %gmax_t = hgraph.aggregate max %masked : {k} -> {nk}
-  %gmax_e = hgraph.gather %gmax_t from dst : {nk} -> {k}
-  %gmax = hgraph.dot %gmax_e, %onehot : {k} -> {s}
-  %shifted = hgraph.sub %{score}, %gmax : {s}
-  %expd = hgraph.exp %shifted : {s}
-  %expk = hgraph.scale %expd, %onehot : {s}, {k} -> {k}
-  %gsum_t = hgraph.aggregate sum %expk : {k} -> {nk}
-  %gsum_e = hgraph.gather %gsum_t from dst : {nk} -> {k}
-  %gsum = hgraph.dot %gsum_e, %onehot : {k} -> {s}
-  %alpha = hgraph.div %expd, %gsum : {s}
-"""
+        body += f"  %alpha = hgraph.edge_softmax %{score} by_type : {s}\n"
     one = _feature("edge", 1)
     degree = f"""  %zero1 = hgraph.zeros : {one}
   %one1 = hgraph.exp %zero1 : {one}
@@ -235,7 +208,7 @@ def rgat(width_in, width_out, heads=1, negative_slope=0.2, mode="additive", mod=
     notes = [f"//   {k}: {v}\n" for k, v in (
         ("mod", mod), ("edge input", f"ea [E, {edge_dim}]" if edge_dim else "none"),
         ("results", "h', α" if alpha == "yes" else "h'"),
-        ("softmax groups", f"(destination, relation) of {within} relations, P [R, H·R]"
+        ("softmax groups", f"(destination, relation) of {within} relations"
          if within else "none"),
         ("attention dropout", f"p = {dropout:g}, seed [1] int64" if dropout else "none"))
         if v not in ("none", "h'")]

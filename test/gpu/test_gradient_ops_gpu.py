@@ -4,7 +4,8 @@
 The cases are those of the CPU test (test/python/gradient_cases.py:
 typed_linear transpose, aggregate to src and its scattering GEMM,
 weight_grad of every index kind, compact gradients, type_sum, sums of
-weights, zeros, degree_norm, slice, equal, leaky_relu_grad, and the f /
+weights, zeros, degree_norm, slice, equal, leaky_relu_grad, the by_type
+edge_softmax and group_sum, and the f /
 f_fwd / f_bwd trio with a compact saved tensor), on the edge-case graphs and
 the large graphs (many edge types with Zipf hubs, 2M edges) of
 model_cases.py. Their references are the same functions, run by torch in

@@ -1,7 +1,8 @@
 """hgraph functions using the gradient ops (typed_linear transpose,
 aggregate to src, weight_grad, type_sum, zeros, degree_norm, slice, equal,
-leaky_relu_grad) and weight results, with float64 NumPy references written
-from the ops' math (include/hector/Dialect/HGraph/IR/HGraphOps.td).
+leaky_relu_grad, group_sum with the by_type edge_softmax) and weight
+results, with float64 NumPy references written from the ops' math
+(include/hector/Dialect/HGraph/IR/HGraphOps.td).
 
 Shared by test_gradient_ops_cpu.py and test/gpu/test_gradient_ops_gpu.py.
 Every case is one hgraph.func named after the case; its arguments and
@@ -12,6 +13,7 @@ reads the outputs by name. Edge-wise values are in canonical edge order
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
 
@@ -411,6 +413,34 @@ def weight_sums(width):
     return Case(name, ir, reference)
 
 
+def type_groups(width, heads):
+    """The softmax of each (destination, edge type) group (`edge_softmax
+    by_type`, of a fused row expression) and `group_sum`, also of the stored
+    softmax (1 in every group). The reference sums over a group with a
+    segment sum over the ids dst·R + type (so it needs N·R·width floats,
+    hence narrow rows) and skips the max shift (random normal scores)."""
+    name = f"type_groups_{width}_{heads}"
+    t = edge(width, heads)
+    body = (f"  %y = hgraph.const_scale %x by 2.0 : {t}\n"
+            f"  %a = hgraph.edge_softmax %y by_type : {t}\n"
+            f"  %s = hgraph.group_sum %z : {t}\n"
+            f"  %sa = hgraph.group_sum %a : {t}\n")
+    ir = _func(name, [("x", t), ("z", t)], [("a", t), ("s", t), ("sa", t)], body)
+
+    def reference(v, g, o):
+        n, e, r, _ = sizes(g)
+        group = g["edge_dst"] * r + g["edge_type"]
+
+        def group_sum(x):
+            return segment_sum(o, x, group, n * r)[group]
+
+        ex = math.e ** (2.0 * v["x"])
+        a = ex / group_sum(ex)
+        return {"a": a, "s": group_sum(v["z"]), "sa": group_sum(a)}
+
+    return Case(name, ir, reference)
+
+
 def cases():
     """Every case, over several widths and head counts."""
     out = []
@@ -438,6 +468,7 @@ def cases():
     out += [slices(16, 1, 3, 5), slices(32, 4, 2, 4), equal(16)]
     out += [leaky_relu_grad(16, 1, 0.2), leaky_relu_grad(8, 2, 0.0)]
     out += [weight_sums(8), weight_sums(32)]
+    out += [type_groups(4, 4), type_groups(3, 1)]
     return out
 
 

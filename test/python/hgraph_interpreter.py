@@ -291,7 +291,7 @@ def _parse_op(line: str) -> Op:
         elif word in ("offset", "heads"):
             attrs[word] = int(words[i + 1])
             i += 2
-        elif word == "transpose":
+        elif word in ("transpose", "by_type"):
             attrs[word] = True
             i += 1
         elif word in ("sum", "mean", "max") and name == "aggregate":
@@ -468,12 +468,28 @@ def _aggregate(x, graph: Graph, kind: str, to: str):
     return out
 
 
-def _edge_softmax(x, graph: Graph):
-    peak = _segment_max(x, graph.dst, graph.N)
-    e = np.exp(x - peak[graph.dst])
-    total = np.zeros((graph.N, x.shape[1]), x.dtype)
-    np.add.at(total, graph.dst, e)
-    return e / total[graph.dst]
+def _softmax_groups(graph: Graph, by_type: bool):
+    """(group of every edge, group count): its destination, or with
+    `by_type` its (destination, edge type) pair."""
+    if not by_type:
+        return graph.dst, graph.N
+    key = graph.dst * max(graph.num_edge_types, 1) + graph.etype
+    _, inverse = np.unique(key, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    return inverse, int(inverse.max(initial=-1)) + 1
+
+
+def _group_sum(x, group, count):
+    total = np.zeros((count, x.shape[1]), x.dtype)
+    np.add.at(total, group, x)
+    return total[group]
+
+
+def _edge_softmax(x, graph: Graph, by_type: bool = False):
+    group, count = _softmax_groups(graph, by_type)
+    peak = _segment_max(x, group, count)
+    e = np.exp(x - peak[group])
+    return e / _group_sum(e, group, count)
 
 
 def _relation_norm(graph: Graph, dtype):
@@ -707,7 +723,9 @@ def _forward(op: Op, xs: list, graph: Graph, dtype):
     if name == "aggregate":
         return _aggregate(xs[0], graph, a["kind"], a.get("to", "dst"))
     if name == "edge_softmax":
-        return _edge_softmax(xs[0], graph)
+        return _edge_softmax(xs[0], graph, a.get("by_type", False))
+    if name == "group_sum":
+        return _group_sum(xs[0], *_softmax_groups(graph, True))
     if name == "relation_norm":
         return _relation_norm(graph, dtype)
     if name == "degree_norm":
@@ -846,9 +864,9 @@ def _backward(op: Op, xs: list, y, dy, graph: Graph, dtype) -> list:
         return [dy[target] * hit / np.maximum(ties[target], 1)]
     if name == "edge_softmax":
         p = y * dy
-        total = np.zeros((graph.N, y.shape[1]), dtype)
-        np.add.at(total, graph.dst, p)
-        return [p - y * total[graph.dst]]
+        return [p - y * _group_sum(p, *_softmax_groups(graph, a.get("by_type", False)))]
+    if name == "group_sum":
+        return [_group_sum(dy, *_softmax_groups(graph, True))]
     if name == "dot":
         h = op.result_type.heads
         dyv = dy[:, :, None]

@@ -333,7 +333,10 @@ class _Builder:
     def op_edge_softmax(self):
         x = self.pick(lambda t: isinstance(t, Feature) and t.domain == "edge" and t.width <= 4)
         x = x if x is not None else self.any_feature("edge")
-        return self.emit("edge_softmax", f"%{x.ssa}", x.type.text(), x.type, [x],
+        # Every other softmax groups by (destination, edge type); chosen
+        # without a draw, so that the programs of a seed keep their shape.
+        by_type = " by_type" if self.count % 2 else ""
+        return self.emit("edge_softmax", f"%{x.ssa}{by_type}", x.type.text(), x.type, [x],
                          src_only=False)
 
     def op_dot(self):

@@ -223,6 +223,13 @@ CONSTRUCTS = {
             "%b = hgraph.const_scale %3 by 0.25",
             "%c = hgraph.scale %norm, %h_src : !hgraph.edge<1xf32>, "
             "!hgraph.edge<8xf32, heads = 4> -> !hgraph.edge<8xf32, heads = 4>"]),
+    "softmax_by_type": (
+        "h: NodeFeature[8, 4]", """
+        for e in g.edges():
+            e["s"] = edge_softmax(dot(e.src["h"], e.dst["h"]), by_type=True)
+            e["a"] = scale(e["s"], e.src["h"])
+        return g.edata["a"]
+        """, {}, ["%s = hgraph.edge_softmax %0 by_type : !hgraph.edge<4xf32, heads = 4>"]),
     "concat": (
         "h: NodeFeature[8, 2], x: NodeFeature[4, 2]", """
         for n in g.nodes():

@@ -220,6 +220,10 @@ CASES = {
         for n in g.nodes():
             n["o"] = edge_softmax(n["h"])  # <--
         {RET}""", "edge_softmax() normalizes edge-wise values"),
+    "edge_softmax_by_type_not_bool": (P, f"""
+        for e in g.edges():
+            e["o"] = edge_softmax(e.src["h"], by_type=1)  # <--
+        {RET}""", "edge_softmax(by_type=...) takes True or False"),
     "assign_destination_in_incoming_loop": (P, f"""
         for n in g.dst_nodes():
             for e in n.incoming_edges():

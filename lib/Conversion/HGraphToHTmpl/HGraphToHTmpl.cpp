@@ -20,6 +20,9 @@
 //    out of the feature loop.
 // 3. Fallback: a value that must reach memory and has no GEMM or reduction
 //    producer is stored by a plain traversal.
+// 4. `edge_softmax ... by_type` and `group_sum` reduce (destination, edge
+//    type) groups: one node traversal over the runs of one type in each CSR
+//    row (TypeGroups.h).
 //
 // Results may be weights (gradients): they are written in place by the op
 // that produces them. The `hgraph.name` / `hgraph.role` argument and result
@@ -30,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "RowEvaluator.h"
+#include "TypeGroups.h"
 #include "WeightProduct.h"
 
 #include "../TemplateUtils/TemplateUtils.h"
@@ -186,6 +190,8 @@ private:
   hg::AggregateOp fusedAggregateOf(hg::EdgeSoftmaxOp op);
   LogicalResult lowerSoftmaxAggregate(hg::AggregateOp op, hg::ScaleOp scale,
                                       Value scores);
+  LogicalResult lowerTypeGroups(Value input, Value result,
+                                TypeGroupResult kind);
   LogicalResult lowerConcat(hg::ConcatOp op);
   LogicalResult lowerReturn(hg::ReturnOp op);
   LogicalResult lowerEvict(hg::EvictOp op);
@@ -1497,11 +1503,11 @@ LogicalResult FunctionLowering::lowerEdgeSoftmax(hg::EdgeSoftmaxOp op) {
 /// lower together to one htmpl.softmax_aggregate, which walks each
 /// destination's CSR row once (online softmax) and never stores α. Null
 /// otherwise (α returned or saved for a backward, read by other ops, the
-/// split form), and the softmax lowers as before.
+/// split form, a by_type softmax), and the softmax lowers as before.
 hg::AggregateOp FunctionLowering::fusedAggregateOf(hg::EdgeSoftmaxOp op) {
   Value alpha = op.getResult();
-  if (splitSoftmax || !fuseSoftmaxAggregate || !alpha.hasOneUse() ||
-      storedRows.contains(alpha))
+  if (splitSoftmax || !fuseSoftmaxAggregate || op.getByType() ||
+      !alpha.hasOneUse() || storedRows.contains(alpha))
     return {};
   auto scale = dyn_cast<hg::ScaleOp>(*alpha.getUsers().begin());
   if (!scale || scale.getScale() != alpha || scale.getInput() == alpha ||
@@ -1612,6 +1618,26 @@ LogicalResult FunctionLowering::lowerEdgeSoftmaxSplit(hg::EdgeSoftmaxOp op) {
           })))
     return failure();
   return finishEdgeSoftmax(op, score, max, sum);
+}
+
+/// An `edge_softmax ... by_type` or a `group_sum`: the input stored per edge
+/// (unless it is in memory already), then one node traversal over the
+/// (destination, edge type) groups writes the result (TypeGroups.h).
+LogicalResult FunctionLowering::lowerTypeGroups(Value input, Value result,
+                                                TypeGroupResult kind) {
+  Value stored = storedPerEdge(input);
+  if (!stored) {
+    stored = destinationFor(input);
+    if (failed(store(input, stored, /*edgeDomain=*/true)))
+      return failure();
+  }
+  Value out = destinationFor(result);
+  emitTypeGroupWalk(
+      builder, loc, kind, stored, out,
+      cast<hg::FeatureType>(result.getType()).getWidth(),
+      {graph(CSR_ROW_PTR), graph(CSR_EID), graph(CSR_ETYPE), graph(NODE_TYPE)});
+  values.edges[result] = {out, AccessScheme::Edge};
+  return success();
 }
 
 LogicalResult FunctionLowering::lowerConcat(hg::ConcatOp op) {
@@ -1939,8 +1965,16 @@ LogicalResult FunctionLowering::lower(Operation *op) {
       .Case([&](hg::TypedLinearOp typed) { return lowerTypedLinear(typed); })
       .Case(
           [&](hg::AggregateOp aggregate) { return lowerAggregate(aggregate); })
-      .Case(
-          [&](hg::EdgeSoftmaxOp softmax) { return lowerEdgeSoftmax(softmax); })
+      .Case([&](hg::EdgeSoftmaxOp softmax) {
+        return softmax.getByType()
+                   ? lowerTypeGroups(softmax.getInput(), softmax.getResult(),
+                                     TypeGroupResult::Softmax)
+                   : lowerEdgeSoftmax(softmax);
+      })
+      .Case([&](hg::GroupSumOp sum) {
+        return lowerTypeGroups(sum.getInput(), sum.getResult(),
+                               TypeGroupResult::Sum);
+      })
       .Case([&](hg::WeightGradOp grad) { return lowerWeightGrad(grad); })
       .Case([&](hg::TypeSumOp sum) { return lowerTypeSum(sum); })
       .Case([&](hg::AddOp add) {

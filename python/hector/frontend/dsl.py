@@ -54,8 +54,9 @@ typed_vector = _dsl_function(
 dot = _dsl_function("dot", "(x, y)", "per-head inner product (hgraph.dot)")
 scale = _dsl_function("scale", "(s, x)", "one scalar per head times x (hgraph.scale)")
 concat = _dsl_function("concat", "(x, y, ...)", "head-wise concatenation (hgraph.concat)")
-edge_softmax = _dsl_function("edge_softmax", "(x)",
-                             "softmax over the incoming edges of each node")
+edge_softmax = _dsl_function("edge_softmax", "(x, *, by_type=False)",
+                             "softmax over the incoming edges of each node (by_type=True: "
+                             "of each node and edge type)")
 relation_norm = _dsl_function("relation_norm", "(e)",
                               "RGCN's 1 / (number of same-type edges into e's destination)")
 exp = _dsl_function("exp", "(x)", "element-wise exponential")

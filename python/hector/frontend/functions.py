@@ -246,12 +246,19 @@ class Functions:
                           " : " + ", ".join(v.type.ir() for v in values) + " -> ", rt, node)
 
     def _fn_edge_softmax(self, node: ast.Call, scope: Scope) -> Value:
-        args = self._arguments(node, "edge_softmax", ["x"])
+        args = self._arguments(node, "edge_softmax", ["x"], ["by_type"])
+        by_type = False
+        if "by_type" in args:
+            flag = args["by_type"]
+            if not (isinstance(flag, ast.Constant) and isinstance(flag.value, bool)):
+                raise self.src.error(flag, "edge_softmax(by_type=...) takes True or False")
+            by_type = flag.value
         x = self._value(self._expr(args["x"], scope), scope, args["x"])
         if x.type.domain != EDGE:
             raise self.src.error(node, f"edge_softmax() normalizes edge-wise values over the "
                                  f"incoming edges of each node; got {x.type}")
-        return self._emit(None, "edge_softmax ", [x], f" : {x.type.ir()}", x.type, node)
+        suffix = " by_type" if by_type else ""
+        return self._emit(None, "edge_softmax ", [x], f"{suffix} : {x.type.ir()}", x.type, node)
 
     def _fn_relation_norm(self, node: ast.Call, scope: Scope) -> Value:
         args = self._arguments(node, "relation_norm", ["e"])

@@ -82,9 +82,9 @@ class RGATConv(CompiledLayer):
     torch.sparse adjacency (out, (adj_t with values α, α)), for a
     SparseTensor (out, adj_t with values α), as PyG); size when it repeats
     x's node count ((N, N), entries may be None: all PyG allows for one x).
-    'within-relation' is compiled without a grouped edge softmax (hgraph has
-    none): with R columns per head, O(E·H·R) work (hector.models.rgat's
-    `within`). Not supported (NotImplementedError): in forward, x=None or
+    'within-relation' is compiled with the edge softmax grouped by
+    (destination, relation), `hgraph.edge_softmax ... by_type`: O(E·H) work
+    (hector.models.rgat's `within`). Not supported (NotImplementedError): in forward, x=None or
     node ids (featureless) and bipartite x.
     """
 
@@ -277,8 +277,6 @@ class RGATConv(CompiledLayer):
             tensors.update(ea=edge_attr[perm], We=self._per_dim(self.lin_edge.weight.t()),
                            c=self.att_edge)
         heads = self.heads * self.dim
-        if self.attention_mechanism == "within-relation":  # P[r]: one-hot of r per head
-            tensors["P"] = torch.eye(self.num_relations, device=x.device).repeat(1, heads)
         if self.mod == "additive":
             tensors["w"] = self.w.repeat(heads)
         elif self.mod == "scaled":  # the heads share l2, b2: tiled to [C, H·C], [H·C]

@@ -342,6 +342,30 @@ hgraph.func @softmax_nodes(%g: !hgraph.graph, %h: !hgraph.node<4xf32>) {
 
 // -----
 
+hgraph.func @softmax_by_type_nodes(%g: !hgraph.graph, %h: !hgraph.node<4xf32>) {
+  // expected-error @+1 {{normalizes over each node's incoming edges of one edge type; its input must be edge-wise, got node-wise '!hgraph.node<4xf32>'}}
+  %0 = hgraph.edge_softmax %h by_type : !hgraph.node<4xf32>
+  hgraph.return
+}
+
+// -----
+
+hgraph.func @group_sum_nodes(%g: !hgraph.graph, %h: !hgraph.node<4xf32, heads = 2>) {
+  // expected-error @+1 {{sums each edge's (destination, edge type) group; its input must be edge-wise, got node-wise '!hgraph.node<4xf32, heads = 2>'}}
+  %0 = hgraph.group_sum %h : !hgraph.node<4xf32, heads = 2>
+  hgraph.return
+}
+
+// -----
+
+hgraph.func @group_sum_types(%g: !hgraph.graph, %x: !hgraph.edge<4xf32>) {
+  // expected-error @+1 {{all of {input, result} have same type}}
+  %0 = "hgraph.group_sum"(%x) : (!hgraph.edge<4xf32>) -> !hgraph.edge<8xf32>
+  hgraph.return
+}
+
+// -----
+
 hgraph.func @dot_domain(%g: !hgraph.graph, %x: !hgraph.edge<8xf32>) {
   // expected-error @+1 {{result must be edge-wise like the operands, got '!hgraph.node<1xf32>'}}
   %0 = hgraph.dot %x, %x : !hgraph.edge<8xf32> -> !hgraph.node<1xf32>

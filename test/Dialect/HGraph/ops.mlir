@@ -92,6 +92,16 @@ hgraph.func @graph_access(%g: !hgraph.graph, %h: !hgraph.node<16xf32, heads = 2>
   hgraph.return %0, %1, %2, %3, %4 : !hgraph.node<16xf32, heads = 2>, !hgraph.node<16xf32, heads = 2>, !hgraph.node<16xf32, heads = 2>, !hgraph.edge<16xf32, heads = 2>, !hgraph.edge<1xf32>
 }
 
+// The softmax and the sum over (destination, edge type) groups.
+// CHECK-LABEL: hgraph.func @type_groups
+hgraph.func @type_groups(%g: !hgraph.graph, %s: !hgraph.edge<4xf32, heads = 4>) -> (!hgraph.edge<4xf32, heads = 4>, !hgraph.edge<4xf32, heads = 4>) {
+  // CHECK: hgraph.edge_softmax %{{.*}} by_type : !hgraph.edge<4xf32, heads = 4>
+  %0 = hgraph.edge_softmax %s by_type : !hgraph.edge<4xf32, heads = 4>
+  // CHECK: hgraph.group_sum %{{.*}} : !hgraph.edge<4xf32, heads = 4>
+  %1 = hgraph.group_sum %0 : !hgraph.edge<4xf32, heads = 4>
+  hgraph.return %0, %1 : !hgraph.edge<4xf32, heads = 4>, !hgraph.edge<4xf32, heads = 4>
+}
+
 // CHECK-LABEL: hgraph.func @row_math
 hgraph.func @row_math(%g: !hgraph.graph, %x: !hgraph.edge<8xf32, heads = 2>,
     %y: !hgraph.edge<8xf32, heads = 2>, %n: !hgraph.node<4xf32>)

@@ -178,12 +178,13 @@ bool isStoredByLowering(Value value) {
     if (auto aggregate = dyn_cast<AggregateOp>(*linear->getUsers().begin());
         aggregate && scatteredLinear(aggregate) == linear)
       return false;
-  if (def && isa<TypedLinearOp, AggregateOp, TypeSumOp, WeightGradOp,
-                 WeightOuterOp, WeightProductOp, EdgeSoftmaxOp, ConcatOp,
-                 ZerosOp>(def))
+  if (def &&
+      isa<TypedLinearOp, AggregateOp, TypeSumOp, WeightGradOp, WeightOuterOp,
+          WeightProductOp, EdgeSoftmaxOp, GroupSumOp, ConcatOp, ZerosOp>(def))
     return true;
-  return llvm::any_of(value.getUsers(),
-                      [](Operation *user) { return isa<EdgeSoftmaxOp>(user); });
+  return llvm::any_of(value.getUsers(), [](Operation *user) {
+    return isa<EdgeSoftmaxOp, GroupSumOp>(user);
+  });
 }
 
 } // namespace hector::hgraph

@@ -440,7 +440,21 @@ LogicalResult AggregateOp::verify() {
 LogicalResult EdgeSoftmaxOp::verify() {
   auto input = cast<FeatureType>(getInput().getType());
   if (!input.isEdgeWise())
-    return emitOpError("normalizes over the incoming edges of each node; its "
+    return emitOpError(getByType()
+                           ? "normalizes over each node's incoming edges of "
+                             "one edge type; its input must be edge-wise, got "
+                             "node-wise "
+                           : "normalizes over the incoming edges of each "
+                             "node; its input must be edge-wise, got "
+                             "node-wise ")
+           << getInput().getType();
+  return success();
+}
+
+LogicalResult GroupSumOp::verify() {
+  auto input = cast<FeatureType>(getInput().getType());
+  if (!input.isEdgeWise())
+    return emitOpError("sums each edge's (destination, edge type) group; its "
                        "input must be edge-wise, got node-wise ")
            << getInput().getType();
   return success();

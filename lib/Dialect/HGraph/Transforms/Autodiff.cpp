@@ -394,17 +394,24 @@ void Differentiator::pullbackAggregate(hg::AggregateOp op, Value dy) {
   }
 }
 
-/// α = softmax(s) over incoming edges: ds = α ⊙ (dα − Σ_in α ⊙ dα).
+/// α = softmax(s) over incoming edges: ds = α ⊙ (dα − Σ_in α ⊙ dα), the
+/// sum over the edge's softmax group (its destination's incoming edges, or
+/// those of its edge type with `by_type`).
 void Differentiator::pullbackEdgeSoftmax(hg::EdgeSoftmaxOp op, Value dAlpha) {
   auto type = cast<hg::FeatureType>(op.getType());
   Value alpha = forward(op.getResult());
   Value weighted = mul(alpha, dAlpha);
-  Value perNode =
-      aggregateSum(weighted,
-                   hg::NodeValueType::get(
-                       type.getWidth(), type.getElementType(), type.getHeads()),
-                   hg::Endpoint::Dst);
-  Value spread = gather(perNode, type, hg::Endpoint::Dst);
+  Value spread;
+  if (op.getByType()) {
+    spread = make<hg::GroupSumOp>(type, weighted);
+  } else {
+    Value perNode = aggregateSum(
+        weighted,
+        hg::NodeValueType::get(type.getWidth(), type.getElementType(),
+                               type.getHeads()),
+        hg::Endpoint::Dst);
+    spread = gather(perNode, type, hg::Endpoint::Dst);
+  }
   addCotangent(op.getInput(),
                make<hg::SubOp>(type, weighted, mul(alpha, spread)));
 }
@@ -473,6 +480,12 @@ LogicalResult Differentiator::pullback(Operation *op) {
       })
       .Case([&](hg::EdgeSoftmaxOp o) {
         pullbackEdgeSoftmax(o, dy);
+        return success();
+      })
+      .Case([&](hg::GroupSumOp o) {
+        // Each edge's group sum is linear and symmetric: its own adjoint.
+        contribute(o.getInput(),
+                   [&] { return make<hg::GroupSumOp>(o.getType(), dy); });
         return success();
       })
       .Case([&](hg::DotOp o) {

@@ -422,7 +422,9 @@ LogicalResult Step::analyze() {
   for (auto [index, op] : llvm::enumerate(ops)) {
     bool inForward = index < numForward;
     bool paying = pairsPayAt(index);
-    if (auto softmax = dyn_cast<EdgeSoftmaxOp>(op)) {
+    // A by_type softmax keeps no per-node scratch (TypeGroups.h).
+    auto softmax = dyn_cast<EdgeSoftmaxOp>(op);
+    if (softmax && !softmax.getByType()) {
       Count scratch = rowsOfType(N, softmaxNodeScratch(softmax));
       addInterval(base, index, index, 2 * scratch.at(sizes));
     }

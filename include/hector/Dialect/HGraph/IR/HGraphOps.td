@@ -328,6 +328,37 @@ def HGraph_EdgeSoftmaxOp : HGraph_Op<"edge_softmax",
     `α[e, j] = exp(x[e, j]) / Σ_{e' = (s' → t)} exp(x[e', j])` for every edge
     `e = (s → t)` and every column `j`, computed stably (the per-destination
     maximum is subtracted first).
+
+    With `by_type` the softmax runs over each (destination, edge type)
+    group instead: the sum is over the edges `e' = (s' → t)` with
+    `φ(e') = φ(e)` (PyG RGATConv's `attention_mechanism='within-relation'`),
+    and each group subtracts its own maximum. A group of one edge gets 1.
+
+    ```mlir
+    %alpha = hgraph.edge_softmax %score : !hgraph.edge<4xf32, heads = 4>
+    %within = hgraph.edge_softmax %score by_type : !hgraph.edge<4xf32, heads = 4>
+    ```
+  }];
+  let arguments = (ins HGraph_FeatureValue:$input, UnitAttr:$by_type);
+  let results = (outs HGraph_FeatureValue:$result);
+  let assemblyFormat = [{
+    $input (`by_type` $by_type^)? attr-dict `:` qualified(type($input))
+  }];
+  let hasVerifier = 1;
+}
+
+def HGraph_GroupSumOp : HGraph_Op<"group_sum",
+    [Pure, AllTypesMatch<["input", "result"]>]> {
+  let summary = "sum over each edge's (destination, edge type) group";
+  let description = [{
+    `y[e, j] = Σ_{e' = (s' → t), φ(e') = φ(e)} x[e', j]` for every edge
+    `e = (s → t)` and every column `j`: each edge gets the sum of its group
+    of `edge_softmax ... by_type`. The gradient of a `by_type` softmax uses
+    it (`ds = α ⊙ (dα − group_sum(α ⊙ dα))`); it is its own adjoint.
+
+    ```mlir
+    %y = hgraph.group_sum %x : !hgraph.edge<4xf32, heads = 4>
+    ```
   }];
   let arguments = (ins HGraph_FeatureValue:$input);
   let results = (outs HGraph_FeatureValue:$result);
