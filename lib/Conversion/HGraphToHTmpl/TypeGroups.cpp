@@ -46,28 +46,10 @@ namespace {
 /// the slots of `type` come first there (a row's types ascend).
 Value runEnd(OpBuilder &b, Location loc, Value edgeTypes, Value type,
              Value from, Value end) {
-  Value c1 = constIndex(b, loc, 1), c2 = constIndex(b, loc, 2);
-  Type index = b.getIndexType();
-  auto search = scf::WhileOp::create(
-      b, loc, TypeRange{index, index}, ValueRange{from, end},
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value open = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ult,
-                                           args[0], args[1]);
-        scf::ConditionOp::create(b, loc, open, args);
-      },
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value half = arith::DivUIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, args[1], args[0]), c2);
-        Value mid = arith::AddIOp::create(b, loc, args[0], half);
-        Value same =
-            arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
-                                  loadIndex(b, loc, edgeTypes, mid), type);
-        Value lo = arith::SelectOp::create(
-            b, loc, same, arith::AddIOp::create(b, loc, mid, c1), args[0]);
-        Value hi = arith::SelectOp::create(b, loc, same, args[1], mid);
-        scf::YieldOp::create(b, loc, ValueRange{lo, hi});
-      });
-  return search.getResult(0);
+  return templates::lowerBound(b, loc, from, end, [&](OpBuilder &b, Value mid) {
+    return arith::CmpIOp::create(b, loc, arith::CmpIPredicate::eq,
+                                 loadIndex(b, loc, edgeTypes, mid), type);
+  });
 }
 
 } // namespace

@@ -77,6 +77,7 @@ using hector::htmpl::TraversalOp;
 using hector::templates::constIndex;
 using hector::templates::dimOf;
 using hector::templates::loadIndex;
+using hector::templates::lowerBound;
 
 namespace {
 
@@ -227,33 +228,6 @@ Value lexLess(OpBuilder &b, Location loc, Value a0, Value a1, Value b0,
       arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, a1, b1);
   return arith::OrIOp::create(
       b, loc, less, arith::AndIOp::create(b, loc, equal, lessSecond));
-}
-
-/// The first m in [lo, hi) with !below(m) (hi when there is none), for a
-/// predicate `below` that holds on a prefix of [lo, hi).
-Value lowerBound(OpBuilder &b, Location loc, Value lo, Value hi,
-                 function_ref<Value(OpBuilder &, Value)> below) {
-  Type index = b.getIndexType();
-  auto search = scf::WhileOp::create(
-      b, loc, TypeRange{index, index}, ValueRange{lo, hi},
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value open = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
-                                           args[0], args[1]);
-        scf::ConditionOp::create(b, loc, open, args);
-      },
-      [&](OpBuilder &b, Location loc, ValueRange args) {
-        Value half = arith::ShRUIOp::create(
-            b, loc, arith::SubIOp::create(b, loc, args[1], args[0]),
-            constIndex(b, loc, 1));
-        Value mid = arith::AddIOp::create(b, loc, args[0], half);
-        Value go = below(b, mid);
-        Value next = arith::AddIOp::create(b, loc, mid, constIndex(b, loc, 1));
-        scf::YieldOp::create(
-            b, loc,
-            ValueRange{arith::SelectOp::create(b, loc, go, next, args[0]),
-                       arith::SelectOp::create(b, loc, go, args[1], mid)});
-      });
-  return search.getResult(0);
 }
 
 class CPUTraversalPass

@@ -53,6 +53,32 @@ Value hector::templates::searchOffsets(OpBuilder &b, Location loc,
   return search.getResult(0);
 }
 
+Value hector::templates::lowerBound(
+    OpBuilder &b, Location loc, Value lo, Value hi,
+    function_ref<Value(OpBuilder &, Value)> below) {
+  Type index = b.getIndexType();
+  auto search = scf::WhileOp::create(
+      b, loc, TypeRange{index, index}, ValueRange{lo, hi},
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value open = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt,
+                                           args[0], args[1]);
+        scf::ConditionOp::create(b, loc, open, args);
+      },
+      [&](OpBuilder &b, Location loc, ValueRange args) {
+        Value half = arith::ShRUIOp::create(
+            b, loc, arith::SubIOp::create(b, loc, args[1], args[0]),
+            constIndex(b, loc, 1));
+        Value mid = arith::AddIOp::create(b, loc, args[0], half);
+        Value go = below(b, mid);
+        Value next = arith::AddIOp::create(b, loc, mid, constIndex(b, loc, 1));
+        scf::YieldOp::create(
+            b, loc,
+            ValueRange{arith::SelectOp::create(b, loc, go, next, args[0]),
+                       arith::SelectOp::create(b, loc, go, args[1], mid)});
+      });
+  return search.getResult(0);
+}
+
 SmallVector<Value>
 hector::templates::weightIndices(const WeightIndexing &weight, Value t, Value h,
                                  Value k, Value n) {
@@ -109,8 +135,7 @@ void hector::templates::emitRowDotLoops(OpBuilder &b, htmpl::GemmOp op) {
       heads == 1 ? 0 : cast<MemRefType>(out.getType()).getDimSize(1) / heads;
   for (int64_t h = 0; h < heads; ++h) {
     Value first = heads == 1 ? c0 : constIndex(b, loc, h * headWidth);
-    Value last =
-        heads == 1 ? width : constIndex(b, loc, (h + 1) * headWidth);
+    Value last = heads == 1 ? width : constIndex(b, loc, (h + 1) * headWidth);
     auto dot = scf::ForOp::create(
         b, loc, first, last, c1, ValueRange{zero},
         [&](OpBuilder &b, Location loc, Value n, ValueRange acc) {

@@ -36,6 +36,12 @@ mlir::Value searchOffsets(mlir::OpBuilder &b, mlir::Location loc,
                           mlir::Value offsets, mlir::Value count,
                           mlir::Value x);
 
+/// The first m in [lo, hi) with !below(m) (hi when there is none), for a
+/// predicate `below` that holds on a prefix of [lo, hi): a binary search.
+mlir::Value lowerBound(
+    mlir::OpBuilder &b, mlir::Location loc, mlir::Value lo, mlir::Value hi,
+    llvm::function_ref<mlir::Value(mlir::OpBuilder &, mlir::Value)> below);
+
 /// How a GEMM weight operand is indexed: [T?][H?][K, N] or [N, K].
 struct WeightIndexing {
   bool typed = false;      // leading type dimension (with segments)

@@ -50,7 +50,7 @@
 // CHECK: %[[STARTS:.*]] = arith.ori %[[FIRST]], %[[CHANGED]]
 // CHECK: scf.if %[[STARTS]] {
 // CHECK: %[[GEND:.*]]:2 = scf.while
-// CHECK: arith.cmpi ult
+// CHECK: arith.cmpi slt
 // CHECK: memref.load %[[ETYPE]]
 // CHECK: %[[FE:.*]] = memref.load %[[EID]][%[[SLOT]]]
 // CHECK: %[[FIRSTEDGE:.*]] = arith.index_cast %[[FE]]
