@@ -80,7 +80,7 @@ LogicalResult parseOffloadRates(StringRef text,
   for (StringRef item : items) {
     auto [key, value] = item.trim().split('=');
     const auto *known =
-        llvm::find_if(kRates, [&](const auto &rate) { return key == rate.first; });
+        llvm::find_if(kRates, [&](const auto &r) { return key == r.first; });
     double rate;
     if (known == std::end(kRates) || value.getAsDouble(rate) || !(rate > 0)) {
       why = "--offload-rates: expected device-gbps=, gemm-tflops=, "

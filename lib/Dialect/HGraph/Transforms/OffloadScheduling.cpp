@@ -790,7 +790,7 @@ void Step::planAuto(double capacity, double hostCapacity, bool report) {
       double stall = simulateLinks(false);
       double peak = 0;
       excessOver(0, &peak);
-      auto free = [&](Decision decision) {
+      auto costsNothing = [&](Decision decision) {
         record.decision = decision;
         double optionPeak = 0;
         bool hidden = simulateLinks(false) <= stall;
@@ -799,11 +799,11 @@ void Step::planAuto(double capacity, double hostCapacity, bool report) {
         return hidden && optionPeak <= peak;
       };
       if (record.hostSeconds <= record.idleSeconds && hostFits(record) &&
-          free(Decision::Host)) {
+          costsNothing(Decision::Host)) {
         record.decision = Decision::Host;
         hostUsed += record.bytes;
       } else if (record.diskSeconds <= record.idleSeconds &&
-                 free(Decision::Disk)) {
+                 costsNothing(Decision::Disk)) {
         record.decision = Decision::Disk;
       }
     }
