@@ -216,6 +216,7 @@ private:
   unsigned latestHidingPoint(const Saved &saved) const;
   bool readByRecomputation(const Saved &saved) const;
   double excessOver(double capacity, double *peak) const;
+  double plannedPeak() const;
   unsigned pointAtTime(double seconds) const;
   double recomputeSeconds() const;
   unsigned pointOf(Operation *op) const { return points.lookup(op); }
@@ -705,6 +706,12 @@ double Step::excessOver(double capacity, double *peak) const {
   return excess;
 }
 
+/// The peak of the plan as it stands.
+double Step::plannedPeak() const {
+  std::vector<double> memory = profile();
+  return memory.empty() ? 0 : *llvm::max_element(memory);
+}
+
 /// The time the backward spends recomputing the values planned so.
 double Step::recomputeSeconds() const {
   double seconds = 0;
@@ -788,15 +795,13 @@ void Step::planAuto(double capacity, double hostCapacity, bool report) {
       if (record.lastForward + 1 >= record.firstBackward)
         continue;
       double stall = simulateLinks(false);
-      double peak = 0;
-      excessOver(0, &peak);
+      double peak = plannedPeak();
       auto costsNothing = [&](Decision decision) {
         record.decision = decision;
-        double optionPeak = 0;
         bool hidden = simulateLinks(false) <= stall;
-        excessOver(0, &optionPeak);
+        bool lower = plannedPeak() <= peak;
         record.decision = Decision::Keep;
-        return hidden && optionPeak <= peak;
+        return hidden && lower;
       };
       if (record.hostSeconds <= record.idleSeconds && hostFits(record) &&
           costsNothing(Decision::Host)) {
@@ -1025,6 +1030,8 @@ void Step::reportDecisions(double capacity) {
       os << ", prefetched at #" << record.prefetchAt;
     record.producer->emitRemark(text);
   }
+  double recomputing = recomputeSeconds();
+  double waiting = simulateLinks(/*prefetchesPlaced=*/true);
   forward.emitRemark() << "offload plan for @" << forward.getSymName()
                        << " and @" << backward.getSymName()
                        << ": step peak "
@@ -1034,12 +1041,10 @@ void Step::reportDecisions(double capacity) {
                        << " planned; capacity "
                        << (capacity > 0 ? mib(capacity) : std::string("none"))
                        << "; estimated step time "
-                       << ms(start.back() + recomputeSeconds() +
-                             simulateLinks(/*prefetchesPlaced=*/true))
+                       << ms(start.back() + recomputing + waiting)
                        << " (operations " << ms(start.back())
-                       << ", recomputing " << ms(recomputeSeconds())
-                       << ", waiting for prefetches "
-                       << ms(simulateLinks(true)) << ")";
+                       << ", recomputing " << ms(recomputing)
+                       << ", waiting for prefetches " << ms(waiting) << ")";
 }
 
 //===----------------------------------------------------------------------===//
