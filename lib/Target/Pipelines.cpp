@@ -159,6 +159,8 @@ void buildLoopsStage(OpPassManager &pm, Target target,
     HTmplToGPUOptions gpu;
     gpu.lanesPerInstance = options.traversalLanes;
     gpu.precision = options.precision == Precision::TF32 ? "tf32" : "fp32";
+    gpu.gemmStaging = options.gemmStaging;
+    gpu.gemmBlocksPerSM = options.gemmBlocksPerSM;
     pm.addPass(createHTmplToGPU(gpu));
   }
   pm.addPass(createHTmplToLoops());
@@ -169,7 +171,8 @@ void buildGPUStage(OpPassManager &pm, const PipelineOptions &options) {
   // gpu.launch; host buffers into device buffers; constants and sizes sunk
   // into the launch bodies (so they stay compile-time constants in the
   // kernels instead of becoming parameters); kernels outlined, their shared
-  // memory 16-byte aligned; the host side made asynchronous on one stream
+  // memory 16-byte aligned and their occupancy requests set; the host side
+  // made asynchronous on one stream
   // per call (gpu.alloc only lowers in its async form).
   MapParallelLoopsOptions mapping;
   mapping.blockSize = options.gpuBlockSize;
@@ -182,6 +185,7 @@ void buildGPUStage(OpPassManager &pm, const PipelineOptions &options) {
   pm.addPass(createGpuLaunchSinkIndexComputationsPass());
   pm.addPass(createGpuKernelOutliningPass());
   pm.addPass(createAlignWorkgroupMemory());
+  pm.addPass(createKernelOccupancy());
   pm.addPass(createCanonicalizerPass());
   pm.addPass(createCSEPass());
   pm.addNestedPass<func::FuncOp>(createGpuAsyncRegionPass());

@@ -10,7 +10,7 @@
 // RUN: hectorc %hector_src_root/examples/rgcn.mlir --target=cuda --emit=ptx | FileCheck %s --check-prefix=PTX
 
 // CHECK-LABEL: gpu.module @rgcn_kernel
-// CHECK: gpu.func @rgcn_kernel({{(%arg[0-9]+: memref<[?x0-9]+xi32>, )*(%arg[0-9]+: memref<[?x0-9]+xf32>, )*}}%arg{{[0-9]+}}: memref<?x64xf32>) workgroup(%{{.*}} : memref<64x36xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<32x68xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
+// CHECK: gpu.func @rgcn_kernel({{(%arg[0-9]+: memref<[?x0-9]+xi32>, )*(%arg[0-9]+: memref<[?x0-9]+xf32>, )*}}%arg{{[0-9]+}}: memref<?x64xf32>) workgroup(%{{.*}} : memref<2x64x36xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}, %{{.*}} : memref<2x32x68xf32, #gpu.address_space<workgroup>> {llvm.align = 16 : i64}) kernel
 // CHECK-DAG: arith.constant 64 : index
 // CHECK-DAG: arith.constant 0.000000e+00 : f32
 // CHECK: gpu.return

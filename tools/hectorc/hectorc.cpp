@@ -137,6 +137,19 @@ cl::opt<int64_t> traversalLanes(
              "groups to its feature loops"),
     cl::init(0), cl::cat(hectorCategory));
 
+cl::opt<std::string> gemmStaging(
+    "gemm-staging",
+    cl::desc("cuda: how the fp32 vector GEMM kernel stages its tiles: async "
+             "(cp.async into two shared buffers, the default) or registers"),
+    cl::init("async"), cl::cat(hectorCategory));
+
+cl::opt<int64_t> gemmBlocksPerSM(
+    "gemm-blocks-per-sm",
+    cl::desc("cuda: blocks per SM the asynchronously staged GEMM kernels are "
+             "register-limited for (nvvm.minctasm; 0, the default, lets "
+             "ptxas choose)"),
+    cl::init(0), cl::cat(hectorCategory));
+
 cl::opt<hector::Precision> precision(
     "precision",
     cl::desc("cuda: arithmetic of the GEMM products (default: fp32):"),
@@ -543,6 +556,8 @@ int main(int argc, char **argv) {
   options.gpuTemplates = gpuTemplates;
   options.traversalLanes = traversalLanes;
   options.precision = precision;
+  options.gemmStaging = gemmStaging;
+  options.gemmBlocksPerSM = gemmBlocksPerSM;
   options.training = training;
   options.savePolicy = savePolicy;
   if (savePolicy != "materialized" && savePolicy != "all" &&

@@ -86,6 +86,14 @@ def HTmplToGPU : Pass<"htmpl-to-gpu", "mlir::ModuleOp"> {
     vector kernel on tensor cores (`nvgpu.mma.sync`, m16n8k8, inputs rounded
     to TF32, fp32 accumulation); `fp32`, the default, keeps every product an
     fp32 FMA.
+
+    The vector kernel stages its tiles with asynchronous copies
+    (`nvgpu.device_async_copy`, cp.async: global to shared memory without
+    registers, double-buffered) unless `gemm-staging=registers` or TF32
+    (which rounds on the way); `gemm-blocks-per-sm=N` asks ptxas to fit N
+    blocks of those kernels on an SM (`hector.min_blocks_per_sm` on the
+    kernel's barriers, which hector-kernel-occupancy turns into
+    `nvvm.minctasm` once the kernel is outlined).
   }];
   let options = [
     Option<"lanesPerInstance", "lanes-per-instance", "int64_t", /*default=*/"0",
@@ -93,7 +101,13 @@ def HTmplToGPU : Pass<"htmpl-to-gpu", "mlir::ModuleOp"> {
            "32; 0 chooses per traversal">,
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
            "Arithmetic of row-mode GEMM products: fp32 (FMA, the default) "
-           "or tf32 (tensor cores where the vector kernel runs)">
+           "or tf32 (tensor cores where the vector kernel runs)">,
+    Option<"gemmStaging", "gemm-staging", "std::string", /*default=*/"\"async\"",
+           "How the fp32 vector GEMM kernel stages its tiles: async "
+           "(cp.async, double-buffered) or registers">,
+    Option<"gemmBlocksPerSM", "gemm-blocks-per-sm", "int64_t", /*default=*/"0",
+           "Blocks per SM the asynchronously staged GEMM kernels are "
+           "register-limited for (0: as ptxas chooses)">
   ];
   // NVVM for warp barriers around warp-private buffers and TF32 rounding,
   // LLVM for scoped float-max atomics, NVGPU for tensor-core products.

@@ -100,6 +100,21 @@ def AlignWorkgroupMemory : Pass<"hector-align-workgroup-memory", "mlir::ModuleOp
   let dependentDialects = ["::mlir::LLVM::LLVMDialect"];
 }
 
+def KernelOccupancy : Pass<"hector-kernel-occupancy", "mlir::ModuleOp"> {
+  let summary = "Turn the occupancy requests of a kernel's ops into "
+                "`nvvm.minctasm` on the outlined kernel";
+  let description = [{
+    htmpl-to-gpu asks for a number of resident blocks per SM by tagging ops
+    of a launch body with `hector.min_blocks_per_sm` (an attribute of
+    `gpu.launch` would not survive kernel outlining). This pass gives each
+    outlined kernel (`gpu.func` with the `kernel` attribute) the largest
+    request among its ops as `nvvm.minctasm`, so that ptxas limits its
+    registers to fit that many blocks, and removes the tags. A request that
+    is not a positive integer is an error.
+  }];
+  let dependentDialects = ["::mlir::NVVM::NVVMDialect"];
+}
+
 //===----------------------------------------------------------------------===//
 // CPU
 //===----------------------------------------------------------------------===//

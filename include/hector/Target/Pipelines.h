@@ -134,6 +134,16 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
           clEnumValN(Precision::TF32, "tf32",
                      "TF32 tensor cores in the row-mode GEMMs of the vector "
                      "kernel"))};
+  Option<std::string> gemmStaging{
+      *this, "gemm-staging",
+      llvm::cl::desc("cuda: how the fp32 vector GEMM kernel stages its "
+                     "tiles: async (cp.async) or registers"),
+      llvm::cl::init("async")};
+  Option<int64_t> gemmBlocksPerSM{
+      *this, "gemm-blocks-per-sm",
+      llvm::cl::desc("cuda: blocks per SM the asynchronously staged GEMM "
+                     "kernels are register-limited for (0: ptxas chooses)"),
+      llvm::cl::init(0)};
 
   // GPU stage.
   Option<int64_t> gpuBlockSize{

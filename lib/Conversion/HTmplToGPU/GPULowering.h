@@ -111,9 +111,26 @@ mlir::LogicalResult checkTraversal(htmpl::TraversalOp op, int64_t lanes = 0);
 /// fp32 accumulation) where the vector kernel runs.
 enum class GemmPrecision { FP32, TF32 };
 
+/// How the GEMM kernels are built (htmpl-to-gpu's options).
+struct GemmOptions {
+  GemmPrecision precision = GemmPrecision::FP32;
+  /// The fp32 vector kernel stages its tiles by asynchronous copies
+  /// (cp.async) rather than through registers.
+  bool asyncStaging = true;
+  /// Blocks per SM the asynchronously staged kernels ask ptxas to fit
+  /// (0: no request).
+  int64_t blocksPerSM = 0;
+};
+
+/// The discardable attribute by which a kernel's ops ask for a number of
+/// resident blocks per SM (hector-kernel-occupancy moves it to the
+/// outlined kernel: gpu.launch attributes do not survive outlining).
+inline constexpr llvm::StringLiteral kMinBlocksPerSMAttr =
+    "hector.min_blocks_per_sm";
+
 /// Replace one (checked) instance by kernel launches before it.
 void lowerGemm(mlir::RewriterBase &rewriter, htmpl::GemmOp op,
-               GemmPrecision precision = GemmPrecision::FP32);
+               const GemmOptions &options = {});
 void lowerTraversal(mlir::RewriterBase &rewriter, htmpl::TraversalOp op,
                     int64_t lanes = 0);
 /// One warp per destination (SoftmaxAggregateToGPU.cpp); every verified

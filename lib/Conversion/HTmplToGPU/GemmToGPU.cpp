@@ -33,6 +33,7 @@
 #include "Gemm.h"
 
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 
@@ -1000,7 +1001,47 @@ struct Chunk {
   Value valid;      // A: the row is inside the piece
 };
 
-void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product) {
+/// Whether the vector kernel stages its tiles with asynchronous copies
+/// (cp.async through nvgpu.device_async_copy): global memory straight to
+/// shared, into one of two buffers while the product reads the other, so
+/// the staged chunks hold no registers (the register-staged kernel kept 16
+/// of them per thread, and its ~110 registers allowed two blocks per SM)
+/// and the next k-tile is in flight during the current one's product.
+/// Needs plain fp32 staging (TF32 rounds on the way to shared memory) and
+/// every thread copying whole chunks (a copy has no predicate, only a
+/// source size that zero-fills).
+bool stagesAsynchronously(const Schedule &s, const TileProduct &product,
+                          const GemmOptions &options) {
+  int64_t aChunks = s.tm * s.td / kVector, bChunks = s.td * s.tn / kVector;
+  return options.asyncStaging && !product.roundsToTF32() &&
+         aChunks % s.threads == 0 && bChunks % s.threads == 0;
+}
+
+/// `tile` with a leading dimension of `buffers`.
+MemRefType buffered(MemRefType tile, int64_t buffers) {
+  SmallVector<int64_t> shape{buffers};
+  llvm::append_range(shape, tile.getShape());
+  return MemRefType::get(shape, tile.getElementType(),
+                         MemRefLayoutAttrInterface(), tile.getMemorySpace());
+}
+
+/// Buffer `index` of a buffered tile, as the 2-D tile the product reads.
+Value bufferOf(OpBuilder &b, Location loc, Value tiles, Value index) {
+  auto type = cast<MemRefType>(tiles.getType());
+  ArrayRef<int64_t> shape = type.getShape().drop_front();
+  SmallVector<OpFoldResult> offsets{index, b.getIndexAttr(0),
+                                    b.getIndexAttr(0)};
+  SmallVector<OpFoldResult> sizes{b.getIndexAttr(1), b.getIndexAttr(shape[0]),
+                                  b.getIndexAttr(shape[1])};
+  SmallVector<OpFoldResult> strides(3, b.getIndexAttr(1));
+  auto result = memref::SubViewOp::inferRankReducedResultType(
+      shape, type, offsets, sizes, strides);
+  return memref::SubViewOp::create(b, loc, result, tiles, offsets, sizes,
+                                   strides);
+}
+
+void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product,
+                        const GemmOptions &options) {
   Location loc = op.getLoc();
   const Schedule &s = product.schedule();
   Value lhs = op.getLhs(), weight = op.getRhs(), segments = op.getSegments(),
@@ -1008,10 +1049,17 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product) {
   Type element = cast<MemRefType>(lhs.getType()).getElementType();
   WeightLayout w = getWeightLayout(op);
   VectorType vt = vec4(element);
+  bool async = stagesAsynchronously(s, product, options);
+  // One buffer pair when a single k-tile covers K (static here).
+  int64_t buffers = staticSize(weight, w.kDim) > s.td ? 2 : 1;
 
   Value c0 = constIndex(b, loc, 0);
   OpBuilder::InsertionGuard insertion(b);
-  RowLaunch r = createRowLaunch(b, op, s, product.tileTypes(element));
+  SmallVector<MemRefType> tiles = product.tileTypes(element);
+  if (async)
+    for (MemRefType &tile : tiles)
+      tile = buffered(tile, buffers);
+  RowLaunch r = createRowLaunch(b, op, s, tiles);
   Value thread = r.launch.thread, tileA = r.launch.shared[0],
         tileB = r.launch.shared[1];
   product.setUp(b, loc, thread);
@@ -1079,68 +1127,83 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product) {
           for (Chunk &c : bChunks)
             std::swap(c.row, c.depth); // (depth chunk start, column)
 
-        // Loads one k-tile's chunks into registers (zero outside the data).
-        auto loadTile = [&](OpBuilder &b, Value k0) {
-          // x clamped so that a whole vector from it stays below `size`.
-          auto vectorStart = [&](Value x, Value size) {
-            return minIndex(b, loc, x,
-                            arith::SubIOp::create(b, loc, size,
-                                                  constIndex(b, loc, kVector)));
-          };
-          SmallVector<Value> staged;
-          for (const Chunk &c : aChunks) {
-            Value col = arith::AddIOp::create(b, loc, k0, c.depth);
-            Value ok = arith::AndIOp::create(b, loc, c.valid,
-                                             lessThan(b, loc, col, kSize));
-            Value at = arith::AddIOp::create(b, loc, lhsColBase,
-                                             vectorStart(col, kSize));
-            staged.push_back(arith::SelectOp::create(
-                b, loc, ok, loadVector(b, loc, lhs, {c.source, at}),
-                zeroVector));
+        // x clamped so that a whole vector from it stays below `size`.
+        auto vectorStart = [&](OpBuilder &b, Value x, Value size) {
+          return minIndex(
+              b, loc, x,
+              arith::SubIOp::create(b, loc, size, constIndex(b, loc, kVector)));
+        };
+        // Where A chunk c of the k-tile at k0 comes from, and whether it
+        // holds data (else zeros are staged).
+        auto aSource = [&](OpBuilder &b, const Chunk &c, Value k0) {
+          Value col = arith::AddIOp::create(b, loc, k0, c.depth);
+          Value ok = arith::AndIOp::create(b, loc, c.valid,
+                                           lessThan(b, loc, col, kSize));
+          Value at = arith::AddIOp::create(b, loc, lhsColBase,
+                                           vectorStart(b, col, kSize));
+          return std::make_pair(SmallVector<Value>{c.source, at}, ok);
+        };
+        // The same for B chunk c.
+        auto bSource = [&](OpBuilder &b, const Chunk &c, Value k0) {
+          // Plain: c.row = depth d, c.depth = column n (4 columns).
+          // Transposed: c.row = depth chunk start d, c.depth = column n;
+          // the weight stores (n, d .. d + 3) contiguously. The vector's
+          // own dimension is clamped to a whole vector, the other one
+          // below its size.
+          Value kk = arith::AddIOp::create(b, loc, k0, c.row);
+          Value col = arith::AddIOp::create(b, loc, colBase, c.depth);
+          SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
+                                   lessThan(b, loc, col, nSize)};
+          if (c.inTile)
+            conds.push_back(c.inTile);
+          Value depth, column;
+          if (w.transposed) {
+            depth = vectorStart(b, kk, kSize);
+            column = clampBelow(b, loc, col, nSize);
+          } else {
+            depth = clampBelow(b, loc, kk, kSize);
+            column = vectorStart(b, col, nSize);
           }
+          return std::make_pair(weightIndices(w, t, head, depth, column),
+                                andAll(b, loc, conds));
+        };
+        // Loads B's chunks of one k-tile into registers (zero outside the
+        // data).
+        auto loadB = [&](OpBuilder &b, Value k0) {
+          SmallVector<Value> staged;
           for (const Chunk &c : bChunks) {
-            // Plain: c.row = depth d, c.depth = column n (4 columns).
-            // Transposed: c.row = depth chunk start d, c.depth = column n;
-            // the weight stores (n, d .. d + 3) contiguously. The vector's
-            // own dimension is clamped to a whole vector, the other one
-            // below its size.
-            Value kk = arith::AddIOp::create(b, loc, k0, c.row);
-            Value col = arith::AddIOp::create(b, loc, colBase, c.depth);
-            SmallVector<Value> conds{lessThan(b, loc, kk, kSize),
-                                     lessThan(b, loc, col, nSize)};
-            if (c.inTile)
-              conds.push_back(c.inTile);
-            Value depth, column;
-            if (w.transposed) {
-              depth = vectorStart(kk, kSize);
-              column = clampBelow(b, loc, col, nSize);
-            } else {
-              depth = clampBelow(b, loc, kk, kSize);
-              column = vectorStart(col, nSize);
-            }
-            SmallVector<Value> idx = weightIndices(w, t, head, depth, column);
+            auto [idx, ok] = bSource(b, c, k0);
             staged.push_back(arith::SelectOp::create(
-                b, loc, andAll(b, loc, conds), loadVector(b, loc, weight, idx),
-                zeroVector));
+                b, loc, ok, loadVector(b, loc, weight, idx), zeroVector));
           }
           return staged;
         };
-        auto storeTile = [&](OpBuilder &b, ValueRange staged) {
+        // Loads one k-tile's chunks into registers (zero outside the data).
+        auto loadTile = [&](OpBuilder &b, Value k0) {
+          SmallVector<Value> staged;
+          for (const Chunk &c : aChunks) {
+            auto [at, ok] = aSource(b, c, k0);
+            staged.push_back(arith::SelectOp::create(
+                b, loc, ok, loadVector(b, loc, lhs, at), zeroVector));
+          }
+          llvm::append_range(staged, loadB(b, k0));
+          return staged;
+        };
+        // Stores staged B chunks (from loadB) into `tile`.
+        auto storeB = [&](OpBuilder &b, ValueRange staged, Value tile) {
           auto stagedValue = [&](size_t p) {
             return product.roundsToTF32() ? roundToTF32(b, loc, staged[p])
                                           : staged[p];
           };
           size_t p = 0;
-          for (const Chunk &c : aChunks)
-            storeChunk(b, c, stagedValue(p++), tileA, {c.row, c.depth});
           for (const Chunk &c : bChunks) {
             Value v = stagedValue(p++);
             if (!w.transposed) {
-              storeChunk(b, c, v, tileB, {c.row, c.depth});
+              storeChunk(b, c, v, tile, {c.row, c.depth});
               continue;
             }
             if (product.stagesWeightColumns()) {
-              storeChunk(b, c, v, tileB, {c.depth, c.row});
+              storeChunk(b, c, v, tile, {c.depth, c.row});
               continue;
             }
             // Four depths of one column: element stores.
@@ -1151,7 +1214,7 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product) {
                 memref::StoreOp::create(
                     b, loc,
                     vector::ExtractOp::create(b, loc, v, ArrayRef<int64_t>{e}),
-                    tileB, ValueRange{d, c.depth});
+                    tile, ValueRange{d, c.depth});
               }
             };
             if (!c.inTile) {
@@ -1164,6 +1227,102 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product) {
             store(b);
           }
         };
+        auto storeTile = [&](OpBuilder &b, ValueRange staged) {
+          size_t p = 0;
+          for (const Chunk &c : aChunks) {
+            Value v = staged[p++];
+            if (product.roundsToTF32())
+              v = roundToTF32(b, loc, v);
+            storeChunk(b, c, v, tileA, {c.row, c.depth});
+          }
+          storeB(b, staged.drop_front(aChunks.size()), tileB);
+        };
+        RowEpilogue epilogue{op,      lo,           hi,        nSize,
+                             r.fullN, r.outColBase, t ? t : c0};
+
+        if (async) {
+          // Copies the k-tile at k0 into buffer `buffer` as one group: A
+          // (and B from a [K, N] weight) by 16-byte asynchronous copies
+          // that read nothing and zero-fill outside the data; B from an
+          // [N, K] weight through registers (transposed by element stores).
+          auto tokenType = nvgpu::DeviceAsyncTokenType::get(b.getContext());
+          auto copy = [&](OpBuilder &b, Value tiles, Value buffer,
+                          const Chunk &c, Value src, ValueRange at, Value ok,
+                          bool stream) {
+            Value elements = arith::SelectOp::create(
+                b, loc, ok, constIndex(b, loc, kVector), c0);
+            return nvgpu::DeviceAsyncCopyOp::create(
+                b, loc, tokenType, tiles, ValueRange{buffer, c.row, c.depth},
+                src, at, b.getIndexAttr(kVector), elements,
+                stream ? b.getUnitAttr() : UnitAttr());
+          };
+          auto issue = [&](OpBuilder &b, Value k0, Value buffer) -> Value {
+            SmallVector<Value> tokens;
+            for (const Chunk &c : aChunks) {
+              auto [at, ok] = aSource(b, c, k0);
+              // Gathered rows are read once: past L1 (cp.async.cg).
+              tokens.push_back(
+                  copy(b, tileA, buffer, c, lhs, at, ok, /*stream=*/true));
+            }
+            if (w.transposed) {
+              storeB(b, loadB(b, k0), bufferOf(b, loc, tileB, buffer));
+            } else {
+              for (const Chunk &c : bChunks) {
+                auto [idx, ok] = bSource(b, c, k0);
+                tokens.push_back(copy(b, tileB, buffer, c, weight, idx, ok,
+                                      /*stream=*/false));
+              }
+            }
+            return nvgpu::DeviceAsyncCreateGroupOp::create(b, loc, tokenType,
+                                                           tokens);
+          };
+          // The k loop carries the accumulators (kept as loop values, the
+          // products stay in the loop rather than sinking into the
+          // epilogue's branches) and the group of the tile it multiplies.
+          SmallVector<Value> init = product.initialAccumulators(b, loc);
+          init.push_back(issue(b, c0, c0));
+          Value td = constIndex(b, loc, s.td);
+          Value two = constIndex(b, loc, buffers);
+          auto kLoop = scf::ForOp::create(
+              b, loc, c0, kSize, td, init,
+              [&](OpBuilder &b, Location loc, Value k0, ValueRange args) {
+                Value pending = args.back();
+                Value buffer = arith::RemUIOp::create(
+                    b, loc, arith::DivUIOp::create(b, loc, k0, td), two);
+                Value next = arith::AddIOp::create(b, loc, k0, td);
+                // Tile k0 has landed once at most the next tile's group
+                // is pending.
+                auto prefetch = scf::IfOp::create(
+                    b, loc, lessThan(b, loc, next, kSize),
+                    [&](OpBuilder &b, Location loc) {
+                      Value other = arith::SubIOp::create(
+                          b, loc, constIndex(b, loc, 1), buffer);
+                      Value group = issue(b, next, other);
+                      nvgpu::DeviceAsyncWaitOp::create(b, loc, pending,
+                                                       b.getI32IntegerAttr(1));
+                      scf::YieldOp::create(b, loc, group);
+                    },
+                    [&](OpBuilder &b, Location loc) {
+                      nvgpu::DeviceAsyncWaitOp::create(b, loc, pending,
+                                                       b.getI32IntegerAttr(0));
+                      scf::YieldOp::create(b, loc, pending);
+                    });
+                mlir::gpu::BarrierOp::create(b, loc);
+                SmallVector<Value> acc = product.multiply(
+                    b, loc, bufferOf(b, loc, tileA, buffer),
+                    bufferOf(b, loc, tileB, buffer), args.drop_back());
+                // The buffer is refilled by the next iteration's copies.
+                auto barrier = mlir::gpu::BarrierOp::create(b, loc);
+                if (options.blocksPerSM > 0)
+                  barrier->setAttr(kMinBlocksPerSMAttr,
+                                   b.getI64IntegerAttr(options.blocksPerSM));
+                acc.push_back(prefetch.getResult(0));
+                scf::YieldOp::create(b, loc, acc);
+              });
+          product.emitEpilogue(b, loc, rowBase, colBase,
+                               kLoop.getResults().drop_back(), epilogue);
+          return;
+        }
 
         // The k loop: store the staged tile, load the next one, multiply.
         SmallVector<Value> init = loadTile(b, c0);
@@ -1193,8 +1352,6 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product) {
               scf::YieldOp::create(b, loc, yield);
             });
 
-        RowEpilogue epilogue{op,      lo,           hi,        nSize,
-                             r.fullN, r.outColBase, t ? t : c0};
         product.emitEpilogue(b, loc, rowBase, colBase,
                              kLoop.getResults().drop_front(numStaged),
                              epilogue);
@@ -1393,7 +1550,7 @@ getVectorProduct(GemmOp op, const Schedule &s, GemmPrecision precision) {
 }
 
 void hector::gpu::lowerGemm(RewriterBase &rewriter, GemmOp op,
-                            GemmPrecision precision) {
+                            const GemmOptions &options) {
   FailureOr<Schedule> schedule = getSchedule(op); // checked before
   OpBuilder::InsertionGuard guard(rewriter);
   rewriter.setInsertionPoint(op);
@@ -1413,7 +1570,9 @@ void hector::gpu::lowerGemm(RewriterBase &rewriter, GemmOp op,
     auto ifOp = scf::IfOp::create(rewriter, loc, aligned,
                                   /*withElseRegion=*/true);
     rewriter.setInsertionPointToStart(ifOp.thenBlock());
-    lowerRowGemmVector(rewriter, op, *getVectorProduct(op, *vector, precision));
+    lowerRowGemmVector(rewriter, op,
+                       *getVectorProduct(op, *vector, options.precision),
+                       options);
     rewriter.setInsertionPointToStart(ifOp.elseBlock());
     lowerRowGemm(rewriter, op, *schedule);
   } else {

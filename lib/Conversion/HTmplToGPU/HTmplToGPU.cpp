@@ -54,6 +54,22 @@ struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
           << precision << "'";
       return signalPassFailure();
     }
+    if (gemmStaging != "async" && gemmStaging != "registers") {
+      module.emitError("htmpl-to-gpu: gemm-staging must be async or "
+                       "registers, got '")
+          << gemmStaging << "'";
+      return signalPassFailure();
+    }
+    int64_t blocksPerSM = gemmBlocksPerSM;
+    if (blocksPerSM < 0 || blocksPerSM > 32) {
+      module.emitError("htmpl-to-gpu: gemm-blocks-per-sm must be 0 to 32, "
+                       "got ")
+          << blocksPerSM;
+      return signalPassFailure();
+    }
+    hector::gpu::GemmOptions gemmOptions{*gemmPrecision,
+                                         gemmStaging == "async",
+                                         blocksPerSM};
     // Check everything first so that a failure leaves the IR untouched.
     SmallVector<Operation *> instances;
     bool valid = true;
@@ -78,7 +94,7 @@ struct HTmplToGPUPass : public hector::impl::HTmplToGPUBase<HTmplToGPUPass> {
     IRRewriter rewriter(&getContext());
     for (Operation *op : instances) {
       if (auto gemm = dyn_cast<htmpl::GemmOp>(op))
-        hector::gpu::lowerGemm(rewriter, gemm, *gemmPrecision);
+        hector::gpu::lowerGemm(rewriter, gemm, gemmOptions);
       else if (auto fused = dyn_cast<htmpl::SoftmaxAggregateOp>(op))
         hector::gpu::lowerSoftmaxAggregate(rewriter, fused);
       else

@@ -8,6 +8,10 @@
 // No atomic is ordered or scoped beyond the device (a float max would be an
 // acquire-release compare-and-swap at system scope through memref.atomic_rmw).
 // RUN: hector-opt %s --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=SCOPE
+// The vector kernel staged through registers instead, and the cp.async
+// kernel register-limited for 3 blocks per SM (.minnctapersm).
+// RUN: hector-opt %s --htmpl-to-gpu="gemm-staging=registers" | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=REGS
+// RUN: hector-opt %s --htmpl-to-gpu="gemm-blocks-per-sm=3" | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=BLOCKS
 
 // The three models, from hgraph to PTX and to an embedded binary.
 // RUN: hectorc %hector_src_root/examples/rgcn.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=RGCN
@@ -15,14 +19,20 @@
 // RUN: hectorc %hector_src_root/examples/rgat.mlir --fuse-softmax-aggregate --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=RGAT-FUSED
 // RUN: hectorc %hector_src_root/examples/hgt.mlir --emit=htmpl | hector-opt --htmpl-to-gpu | hectorc - --target=cuda --emit=llvm | FileCheck %s --check-prefix=BIN
 
-// Row-mode GEMM, the vector kernel: 16-byte aligned tiles ([64][32+4] and
-// [32][64+4] floats) filled and read with 16-byte accesses, block barriers.
+// Row-mode GEMM, the vector kernel: two buffers of 16-byte aligned tiles
+// (2 x [64][32+4] and 2 x [32][64+4] floats) filled by 16-byte
+// asynchronous copies (gathered rows past L1, zero-filled outside the
+// data), the next k-tile's copies in flight while the product reads the
+// current one with 16-byte accesses, block barriers.
 // CHECK-LABEL: // gpu.module @gemm_kernel
 // CHECK: .target sm_90
-// CHECK: .shared .align 16 .b8 __wg_gemm_kernel_0[9216];
-// CHECK: .shared .align 16 .b8 __wg_gemm_kernel_1[8704];
-// CHECK-DAG: ld.global.v4.b32
-// CHECK-DAG: st.shared.v4.b32
+// CHECK: .shared .align 16 .b8 __wg_gemm_kernel_0[18432];
+// CHECK: .shared .align 16 .b8 __wg_gemm_kernel_1[17408];
+// CHECK-DAG: cp.async.cg.shared.global [%{{.*}}], [%{{.*}}], 16, %r{{[0-9]+}};
+// CHECK-DAG: cp.async.ca.shared.global
+// CHECK-DAG: cp.async.commit_group
+// CHECK-DAG: cp.async.wait_group 1
+// CHECK-DAG: cp.async.wait_group 0
 // CHECK-DAG: bar.sync 0
 // CHECK-DAG: ld.shared.v4.b32
 // CHECK-DAG: fma.rn.f32
@@ -74,6 +84,24 @@
 // CHECK: bar.warp.sync
 // CHECK: max.NaN.f32
 // CHECK: atom.relaxed.gpu.cas.b32
+
+// REGS-LABEL: // gpu.module @gemm_kernel
+// REGS: .shared .align 16 .b8 __wg_gemm_kernel_0[9216];
+// REGS: .shared .align 16 .b8 __wg_gemm_kernel_1[8704];
+// REGS-NOT: cp.async
+// REGS-DAG: ld.global.v4.b32
+// REGS-DAG: st.shared.v4.b32
+// REGS-DAG: ld.shared.v4.b32
+// REGS-LABEL: // gpu.module @gemm_kernel_0
+
+// BLOCKS-LABEL: // gpu.module @gemm_kernel
+// BLOCKS: .maxntid 256, 1, 1
+// BLOCKS-NEXT: .minnctapersm 3
+// BLOCKS: cp.async.cg.shared.global
+// The general kernel makes no request.
+// BLOCKS-LABEL: // gpu.module @gemm_kernel_0
+// BLOCKS-NOT: .minnctapersm
+// BLOCKS-LABEL: // gpu.module @weight_gradient_kernel
 
 // SCOPE-NOT: .sys
 // SCOPE-NOT: acq_rel
