@@ -63,38 +63,6 @@ GraphPassOptions withGraphSizes(const PipelineOptions &options) {
   return passOptions;
 }
 
-/// Sets the rates named in `text` (--offload-rates: key=value pairs) in
-/// `offload`, or fails with `why` set.
-LogicalResult parseOffloadRates(StringRef text,
-                                OffloadSchedulingOptions &offload,
-                                std::string &why) {
-  const std::pair<const char *, double OffloadSchedulingOptions::*> kRates[] = {
-      {"device-gbps", &OffloadSchedulingOptions::deviceGBps},
-      {"gemm-tflops", &OffloadSchedulingOptions::gemmTFlops},
-      {"host-write-gbps", &OffloadSchedulingOptions::hostWriteGBps},
-      {"host-read-gbps", &OffloadSchedulingOptions::hostReadGBps},
-      {"disk-write-gbps", &OffloadSchedulingOptions::diskWriteGBps},
-      {"disk-read-gbps", &OffloadSchedulingOptions::diskReadGBps}};
-  SmallVector<StringRef> items;
-  text.split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (StringRef item : items) {
-    auto [key, value] = item.trim().split('=');
-    const auto *known =
-        llvm::find_if(kRates, [&](const auto &r) { return key == r.first; });
-    double rate;
-    if (known == std::end(kRates) || value.getAsDouble(rate) || !(rate > 0)) {
-      why = "--offload-rates: expected device-gbps=, gemm-tflops=, "
-            "host-write-gbps=, host-read-gbps=, disk-write-gbps= or "
-            "disk-read-gbps= with a positive number, got '" +
-            item.str() + "'";
-      return failure();
-    }
-    offload.*(known->second) = rate;
-  }
-  return success();
-}
-
-
 void buildHGraphStage(OpPassManager &pm, const PipelineOptions &options) {
   // Autodiff (the optimisations then see the forward and backward
   // functions), then reordering: it decides on uncompacted costs and may
@@ -126,10 +94,13 @@ void buildHGraphStage(OpPassManager &pm, const PipelineOptions &options) {
     auto offload = withGraphSizes<OffloadSchedulingOptions>(options);
     offload.mode = options.offloadMode;
     offload.capacityMiB = options.offloadCapacityMiB;
-    std::string why;
-    // hectorc checked the text (parseOffloadRates) before building the
-    // pipeline; a pipeline built from text with bad rates keeps the defaults.
-    (void)parseOffloadRates(options.offloadRates, offload, why);
+    // The pass checks that each rate is positive and finite.
+    offload.deviceGBps = options.offloadDeviceGBps;
+    offload.gemmTFlops = options.offloadGemmTFlops;
+    offload.hostWriteGBps = options.offloadHostWriteGBps;
+    offload.hostReadGBps = options.offloadHostReadGBps;
+    offload.diskWriteGBps = options.offloadDiskWriteGBps;
+    offload.diskReadGBps = options.offloadDiskReadGBps;
     pm.addPass(createOffloadScheduling(offload));
   }
 }
@@ -399,8 +370,3 @@ namespace hector {
 } // namespace hector
 
 void hector::registerBackendPasses() { registerHectorTargetPasses(); }
-
-LogicalResult hector::checkOffloadRates(StringRef text, std::string &why) {
-  OffloadSchedulingOptions offload;
-  return parseOffloadRates(text, offload, why);
-}

@@ -20,6 +20,9 @@
 // RUN: hector-opt %s -hgraph-autodiff -hgraph-offload-scheduling='mode=auto capacity-mib=160 host-capacity-mib=10 num-nodes=100000 num-edges=2000000 num-pairs=2000000 device-gbps=20 gemm-tflops=0.01 report=true' --mlir-print-op-on-diagnostic=false 2>&1 | FileCheck %s --check-prefix=DISK
 // RUN: hector-opt %s -hgraph-autodiff -hgraph-offload-scheduling='mode=none' | FileCheck %s --check-prefix=NONE
 // RUN: not hector-opt %s -hgraph-offload-scheduling='mode=gpu' 2>&1 | FileCheck %s --check-prefix=BAD
+// RUN: not hector-opt %s -hgraph-offload-scheduling='device-gbps=0' 2>&1 | FileCheck %s --check-prefix=BAD-ZERO
+// RUN: not hector-opt %s -hgraph-offload-scheduling='disk-write-gbps=-1' 2>&1 | FileCheck %s --check-prefix=BAD-NEGATIVE
+// RUN: not hector-opt %s -hgraph-offload-scheduling='gemm-tflops=inf' 2>&1 | FileCheck %s --check-prefix=BAD-INFINITE
 
 hgraph.func @rgat2(%g: !hgraph.graph, %h: !hgraph.node<8xf32> {hgraph.name = "h"},
                    %W1: !hgraph.weight<edge, 8x8xf32> {hgraph.name = "W1"}, %a1: !hgraph.weight<edge, 8xf32> {hgraph.name = "a1"},
@@ -144,3 +147,6 @@ hgraph.func @rgat2(%g: !hgraph.graph, %h: !hgraph.node<8xf32> {hgraph.name = "h"
 // NONE-NOT: !hgraph.stored
 
 // BAD: error: hgraph-offload-scheduling: mode must be none, host, disk or auto; got 'gpu'
+// BAD-ZERO: error: hgraph-offload-scheduling: device-gbps must be a positive, finite number; got 0
+// BAD-NEGATIVE: error: hgraph-offload-scheduling: disk-write-gbps must be a positive, finite number; got -1
+// BAD-INFINITE: error: hgraph-offload-scheduling: gemm-tflops must be a positive, finite number; got inf

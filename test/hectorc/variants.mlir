@@ -14,7 +14,7 @@
 // RUN: hectorc %s --variant=compact --typed-endpoints --emit=loops -o %t.loops.mlir
 // RUN: hectorc %t.loops.mlir --target=cpu -o %t.loops.so && FileCheck %s --check-prefix=TYPEDLIB < %t.loops.so.json
 // RUN: not hectorc %s --graph-sizes=N=10,X=3 2>&1 | FileCheck %s --check-prefix=BADSYM
-// RUN: not hectorc %s --graph-sizes=N=0 2>&1 | FileCheck %s --check-prefix=BADSYM
+// RUN: not hectorc %s --graph-sizes=N=0 2>&1 | FileCheck %s --check-prefix=BADSIZE
 // RUN: not hectorc %s --graph-sizes=E=5,E=6 2>&1 | FileCheck %s --check-prefix=TWICE
 // RUN: not hectorc %s --variant=fast 2>&1 | FileCheck %s --check-prefix=BADVARIANT
 // RUN: hectorc --help | FileCheck %s --check-prefix=HELP
@@ -69,7 +69,8 @@
 // TYPEDTRAIN: "primal": "layer",
 // TYPEDTRAIN-NEXT: "typed_endpoints": true
 
-// BADSYM: hectorc: error: --graph-sizes: expected N=<count>,E=<count>,P=<count>,R=<count>,T=<count> (any subset, positive counts), got
+// BADSYM: hectorc: error: --graph-sizes: unknown symbol 'X' in 'X=3'; expected N=<count>,E=<count>,P=<count>,R=<count>,T=<count> (any subset, positive counts)
+// BADSIZE: hectorc: error: --graph-sizes: N must be a positive count, got '0'
 // TWICE: hectorc: error: --graph-sizes: E is given twice
 // BADVARIANT: Cannot find option named 'fast'
 // HELP: --graph-sizes=<N=..,E=..,P=..,R=..,T=..>

@@ -20,7 +20,6 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/StringExtras.h"
-#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -32,6 +31,7 @@
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <optional>
 
@@ -189,8 +189,9 @@ cl::opt<std::string> offloadRates(
     cl::desc("With --offload=auto: the planner's rates, measured on the "
              "machine the library is for: device-gbps=,gemm-tflops=,"
              "host-write-gbps=,host-read-gbps=,disk-write-gbps=,"
-             "disk-read-gbps= (any subset; the rest: the H100 figures of "
-             "docs/offload.md)"),
+             "disk-read-gbps=, positive numbers (any subset, each at most "
+             "once; the rest: the H100 figures of docs/offload.md). They set "
+             "the pipeline's offload-device-gbps, offload-gemm-tflops, ..."),
     cl::value_desc("key=value,..."), cl::init(""), cl::cat(hectorCategory));
 
 cl::opt<int64_t> offloadCapacityMiB(
@@ -300,37 +301,105 @@ int fail(const llvm::Twine &message) {
   return 1;
 }
 
+/// One `key=value` item of a list option (--graph-sizes, --offload-rates):
+/// the key's index in the option's keys, and the value's text.
+struct ListItem {
+  size_t key;
+  llvm::StringRef value;
+};
+
+/// Splits `text`, the value of --`flag` (`key=value,...`, keys among `keys`,
+/// any subset), into its items, or fails with `why` set: an unknown key (a
+/// `noun`; `expected` says what the option takes) or a key given twice.
+mlir::FailureOr<llvm::SmallVector<ListItem>>
+splitKeyValueList(llvm::StringRef flag, llvm::StringRef text,
+                  llvm::ArrayRef<llvm::StringRef> keys, llvm::StringRef noun,
+                  llvm::StringRef expected, std::string &why) {
+  llvm::SmallVector<llvm::StringRef> texts;
+  text.split(texts, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  llvm::SmallVector<ListItem> items;
+  llvm::SmallVector<bool> given(keys.size(), false);
+  for (llvm::StringRef item : texts) {
+    auto [key, value] = item.trim().split('=');
+    const auto *known = llvm::find(keys, key);
+    if (known == keys.end()) {
+      why = ("--" + flag + ": unknown " + noun + " '" + key + "' in '" +
+             item.trim() + "'; expected " + expected)
+                .str();
+      return mlir::failure();
+    }
+    size_t index = known - keys.begin();
+    if (given[index]) {
+      why = ("--" + flag + ": " + key + " is given twice").str();
+      return mlir::failure();
+    }
+    given[index] = true;
+    items.push_back({index, value});
+  }
+  return items;
+}
+
 /// Sets the graph sizes of `options` from --graph-sizes=N=..,E=.., or fails
 /// with `why` set.
 mlir::LogicalResult setGraphSizes(llvm::StringRef text,
                                   hector::PipelineOptions &options,
                                   std::string &why) {
-  using SizeOption = hector::PipelineOptions::Option<int64_t>;
-  const std::pair<const char *, SizeOption *> kSymbols[] = {
-      {"N", &options.numNodes},     {"E", &options.numEdges},
-      {"P", &options.numPairs},     {"R", &options.numEdgeTypes},
-      {"T", &options.numNodeTypes}};
-  llvm::SmallVector<llvm::StringRef> items;
-  text.split(items, ',', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  llvm::StringSet<> seen;
-  for (llvm::StringRef item : items) {
-    auto [symbolText, value] = item.trim().split('=');
-    llvm::StringRef symbol = symbolText;
-    const auto *known =
-        llvm::find_if(kSymbols, [&](const auto &s) { return symbol == s.first; });
+  const llvm::StringRef symbols[] = {"N", "E", "P", "R", "T"};
+  hector::PipelineOptions::Option<int64_t> *sizes[] = {
+      &options.numNodes, &options.numEdges, &options.numPairs,
+      &options.numEdgeTypes, &options.numNodeTypes};
+  auto items = splitKeyValueList(
+      "graph-sizes", text, symbols, "symbol",
+      "N=<count>,E=<count>,P=<count>,R=<count>,T=<count> (any subset, "
+      "positive counts)",
+      why);
+  if (mlir::failed(items))
+    return mlir::failure();
+  for (auto [key, value] : *items) {
     uint64_t size;
-    if (known == std::end(kSymbols) || value.getAsInteger(10, size) ||
-        size == 0 || size > (uint64_t(1) << 62)) {
-      why = "--graph-sizes: expected N=<count>,E=<count>,P=<count>,"
-            "R=<count>,T=<count> (any subset, positive counts), got '" +
-            item.str() + "'";
+    if (value.getAsInteger(10, size) || size == 0 ||
+        size > (uint64_t(1) << 62)) {
+      why = ("--graph-sizes: " + symbols[key] +
+             " must be a positive count, got '" + value + "'")
+                .str();
       return mlir::failure();
     }
-    if (!seen.insert(symbol).second) {
-      why = "--graph-sizes: " + symbol.str() + " is given twice";
+    *sizes[key] = static_cast<int64_t>(size);
+  }
+  return mlir::success();
+}
+
+/// Sets the planner's rates in `options` from --offload-rates=
+/// device-gbps=..,gemm-tflops=.., or fails with `why` set.
+mlir::LogicalResult setOffloadRates(llvm::StringRef text,
+                                    hector::PipelineOptions &options,
+                                    std::string &why) {
+  const llvm::StringRef names[] = {"device-gbps",     "gemm-tflops",
+                                   "host-write-gbps", "host-read-gbps",
+                                   "disk-write-gbps", "disk-read-gbps"};
+  hector::PipelineOptions::Option<double> *rates[] = {
+      &options.offloadDeviceGBps,     &options.offloadGemmTFlops,
+      &options.offloadHostWriteGBps,  &options.offloadHostReadGBps,
+      &options.offloadDiskWriteGBps,  &options.offloadDiskReadGBps};
+  auto items = splitKeyValueList(
+      "offload-rates", text, names, "rate",
+      "device-gbps, gemm-tflops, host-write-gbps, host-read-gbps, "
+      "disk-write-gbps or disk-read-gbps, each =<positive number> (any "
+      "subset)",
+      why);
+  if (mlir::failed(items))
+    return mlir::failure();
+  for (auto [key, value] : *items) {
+    double rate;
+    // getAsDouble takes "inf" and "nan": the pass would refuse them later,
+    // without naming the flag.
+    if (value.getAsDouble(rate) || !(rate > 0) || !std::isfinite(rate)) {
+      why = ("--offload-rates: " + names[key] +
+             " must be a positive, finite number, got '" + value + "'")
+                .str();
       return mlir::failure();
     }
-    *known->second = static_cast<int64_t>(size);
+    *rates[key] = rate;
   }
   return mlir::success();
 }
@@ -574,10 +643,9 @@ int main(int argc, char **argv) {
   options.offloadCapacityMiB = offloadCapacityMiB;
   {
     std::string why;
-    if (mlir::failed(hector::checkOffloadRates(offloadRates, why)))
+    if (mlir::failed(setOffloadRates(offloadRates, options, why)))
       return fail(why);
   }
-  options.offloadRates = offloadRates;
   options.linearReordering =
       variant == Variant::Reorder || variant == Variant::Both;
   options.compactMaterialization =

@@ -10,6 +10,7 @@
 #ifndef HECTOR_TARGET_PIPELINES_H
 #define HECTOR_TARGET_PIPELINES_H
 
+#include "hector/Dialect/HGraph/Transforms/Passes.h"
 #include "hector/Target/Passes.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -56,14 +57,36 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
       llvm::cl::desc("With offload: the device memory the step may use, MiB "
                      "(0: no limit)"),
       llvm::cl::init(0)};
-  Option<std::string> offloadRates{
-      *this, "offload-rates",
-      llvm::cl::desc("With offload: the planner's rates, measured on the "
-                     "machine the library is for, as key=value pairs "
-                     "(device-gbps, gemm-tflops, host-write-gbps, "
-                     "host-read-gbps, disk-write-gbps, disk-read-gbps; "
-                     "the rest keep the pass's defaults)"),
-      llvm::cl::init("")};
+  /// With offload: hgraph-offload-scheduling's cost-model rates, measured
+  /// on the machine the library is for (hectorc's --offload-rates sets
+  /// them); the defaults are the pass's own.
+  Option<double> offloadDeviceGBps{
+      *this, "offload-device-gbps",
+      llvm::cl::desc("With offload: device memory bandwidth, GB/s "
+                     "(hgraph-offload-scheduling's device-gbps)"),
+      llvm::cl::init(OffloadSchedulingOptions().deviceGBps)};
+  Option<double> offloadGemmTFlops{
+      *this, "offload-gemm-tflops",
+      llvm::cl::desc("With offload: GEMM peak, TFLOP/s (gemm-tflops)"),
+      llvm::cl::init(OffloadSchedulingOptions().gemmTFlops)};
+  Option<double> offloadHostWriteGBps{
+      *this, "offload-host-write-gbps",
+      llvm::cl::desc("With offload: device to pinned host copies, GB/s "
+                     "(host-write-gbps)"),
+      llvm::cl::init(OffloadSchedulingOptions().hostWriteGBps)};
+  Option<double> offloadHostReadGBps{
+      *this, "offload-host-read-gbps",
+      llvm::cl::desc("With offload: pinned host to device copies, GB/s "
+                     "(host-read-gbps)"),
+      llvm::cl::init(OffloadSchedulingOptions().hostReadGBps)};
+  Option<double> offloadDiskWriteGBps{
+      *this, "offload-disk-write-gbps",
+      llvm::cl::desc("With offload: disk writes, GB/s (disk-write-gbps)"),
+      llvm::cl::init(OffloadSchedulingOptions().diskWriteGBps)};
+  Option<double> offloadDiskReadGBps{
+      *this, "offload-disk-read-gbps",
+      llvm::cl::desc("With offload: disk reads, GB/s (disk-read-gbps)"),
+      llvm::cl::init(OffloadSchedulingOptions().diskReadGBps)};
   Option<bool> linearReordering{
       *this, "linear-reordering",
       llvm::cl::desc("Run hgraph-linear-reordering"), llvm::cl::init(true)};
@@ -210,11 +233,6 @@ void buildPipeline(mlir::OpPassManager &pm, Target target,
 /// Registers `hector-cpu-pipeline` and `hector-cuda-pipeline` (the options
 /// of PipelineOptions) with the global registry, for hector-opt.
 void registerPipelines();
-
-/// Checks --offload-rates (PipelineOptions::offloadRates): key=value pairs of
-/// hgraph-offload-scheduling's rate options, each positive; `why` says what
-/// is wrong.
-mlir::LogicalResult checkOffloadRates(llvm::StringRef text, std::string &why);
 
 /// Checks that LLVM's NVPTX backend accepts `options.gpuArch` with
 /// `options.gpuFeatures` (it aborts the process on a PTX version too old

@@ -21,7 +21,10 @@
 
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
 
 namespace hector {
 #define GEN_PASS_DEF_OFFLOADSCHEDULING
@@ -1068,15 +1071,23 @@ struct OffloadSchedulingPass
                        "must be non-negative");
       return signalPassFailure();
     }
-    Rates rates{deviceGBps * 1e9,    gemmTFlops * 1e12,  hostWriteGBps * 1e9,
-                hostReadGBps * 1e9,  diskWriteGBps * 1e9, diskReadGBps * 1e9};
-    for (double rate : {rates.device, rates.gemm, rates.hostWrite,
-                        rates.hostRead, rates.diskWrite, rates.diskRead})
-      if (!(rate > 0)) {
-        module.emitError("hgraph-offload-scheduling: bandwidths and the GEMM "
-                         "peak must be positive");
+    // The rates come from the command line (the pass's or a pipeline's
+    // options): a zero, negative, infinite or NaN one would make every time
+    // estimate, and so the plan, meaningless.
+    const std::pair<StringRef, double> namedRates[] = {
+        {"device-gbps", deviceGBps},         {"gemm-tflops", gemmTFlops},
+        {"host-write-gbps", hostWriteGBps},  {"host-read-gbps", hostReadGBps},
+        {"disk-write-gbps", diskWriteGBps}, {"disk-read-gbps", diskReadGBps}};
+    for (auto [name, rate] : namedRates)
+      if (!(rate > 0) || !std::isfinite(rate)) {
+        std::string shown;
+        llvm::raw_string_ostream(shown) << llvm::format("%g", rate);
+        module.emitError("hgraph-offload-scheduling: ")
+            << name << " must be a positive, finite number; got " << shown;
         return signalPassFailure();
       }
+    Rates rates{deviceGBps * 1e9,    gemmTFlops * 1e12,  hostWriteGBps * 1e9,
+                hostReadGBps * 1e9,  diskWriteGBps * 1e9, diskReadGBps * 1e9};
     std::optional<Sizes> sizes =
         resolve(module, "hgraph-offload-scheduling", numNodes, numEdges,
                 numPairs, numEdgeTypes, numNodeTypes);
