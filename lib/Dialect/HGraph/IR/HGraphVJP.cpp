@@ -2,9 +2,8 @@
 //
 // Each differentiable op's VJPOpInterface::buildPullback: given `dy`, the
 // gradient of its result, it adds the gradient of each active operand,
-// written with hgraph ops (the table in docs/training.md). `P(v)` in the
-// comments is the forward value `v` as the backward reads it
-// (PullbackBuilder::forward).
+// written with hgraph ops (the table in docs/training.md), through the
+// PullbackBuilder that hgraph-autodiff implements.
 //
 //===----------------------------------------------------------------------===//
 

@@ -22,7 +22,7 @@ class PullbackBuilder {
 public:
   virtual ~PullbackBuilder();
 
-  /// Inserts at the end of the backward body.
+  /// The builder, inserting at the end of the backward body.
   virtual mlir::OpBuilder &getBuilder() = 0;
   /// The location of the op being differentiated.
   virtual mlir::Location getLoc() const = 0;
@@ -38,7 +38,8 @@ public:
   virtual void addCotangent(mlir::Value primalValue,
                             mlir::Value contribution) = 0;
   /// True when the save policy saves the values the forward stores anyway
-  /// (isStoredByLowering): every policy but `none`.
+  /// (isStoredByLowering): every policy but `none`. A rule may then read
+  /// such a result rather than recompute an operand (leaky_relu).
   virtual bool savesStoredValues() const = 0;
 
   /// Adds the contribution `rule` builds to the gradient of `operand`, if
