@@ -45,3 +45,30 @@ hgraph.func @compact_result(%g: !hgraph.graph, %h: !hgraph.node<4xf32>)
   %z = hgraph.gather %h from src : !hgraph.node<4xf32> -> !hgraph.edge<4xf32>
   hgraph.return %z : !hgraph.edge<4xf32>
 }
+
+// -----
+
+// An op without a vector-Jacobian rule (no VJPOpInterface) on the gradient's
+// path is reported, not skipped.
+hgraph.func @no_rule(%g: !hgraph.graph, %x: !hgraph.node<4xf32>) -> !hgraph.node<2xf32> {
+  // expected-error @+1 {{hgraph-autodiff: no gradient rule for 'hgraph.slice'}}
+  %y = hgraph.slice %x offset 1 : !hgraph.node<4xf32> -> !hgraph.node<2xf32>
+  hgraph.return %y : !hgraph.node<2xf32>
+}
+
+// -----
+
+// The gradient ops have no rule of their own: no second derivatives.
+hgraph.func @second_derivative(%g: !hgraph.graph, %dy: !hgraph.node<4xf32>, %x: !hgraph.node<4xf32>) -> !hgraph.node<4xf32> {
+  // expected-error @+1 {{hgraph-autodiff: no gradient rule for 'hgraph.gelu_grad'}}
+  %dx = hgraph.gelu_grad %dy, %x : !hgraph.node<4xf32>
+  hgraph.return %dx : !hgraph.node<4xf32>
+}
+
+// -----
+
+hgraph.func @transposed_at_endpoint(%g: !hgraph.graph, %h: !hgraph.node<4xf32>, %W: !hgraph.weight<edge, 8x4xf32>) -> !hgraph.edge<8xf32> {
+  // expected-error @+1 {{hgraph-autodiff: no gradient rule for the weight of a transposed typed_linear read at an edge endpoint}}
+  %y = hgraph.typed_linear %W, %h from src transpose : !hgraph.weight<edge, 8x4xf32>, !hgraph.node<4xf32> -> !hgraph.edge<8xf32>
+  hgraph.return %y : !hgraph.edge<8xf32>
+}

@@ -2,9 +2,10 @@
 //-*-===//
 //
 // For each primal `hgraph.func @f` this builds `@f_bwd` by walking the body in
-// reverse and applying each op's vector-Jacobian rule, written with hgraph
-// ops so that the backward goes through the same lowering (GEMM and traversal
-// templates, fusion) as the forward. Every forward value the rules read is
+// reverse and applying each op's vector-Jacobian rule (its VJPOpInterface,
+// lib/Dialect/HGraph/IR/HGraphVJP.cpp), written with hgraph ops so that the
+// backward goes through the same lowering (GEMM and traversal templates,
+// fusion) as the forward. Every forward value the rules read is
 // either an argument of `@f_bwd` (an argument of `@f`, or a value `@f_fwd`
 // saved) or recomputed inside `@f_bwd`; the save policy decides which, and
 // the decision is visible in the two functions' signatures.
@@ -13,11 +14,11 @@
 
 #include "hector/Dialect/HGraph/Transforms/Passes.h"
 
+#include "hector/Dialect/HGraph/IR/PullbackBuilder.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "llvm/ADT/SetVector.h"
 #include "llvm/ADT/StringSet.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 namespace hector {
 #define GEN_PASS_DEF_HGRAPHAUTODIFF
@@ -96,7 +97,7 @@ bool isCompact(DictionaryAttr dict) {
 // Differentiator: one primal function.
 //===----------------------------------------------------------------------===//
 
-class Differentiator {
+class Differentiator : public hg::PullbackBuilder {
 public:
   Differentiator(hg::FuncOp primal, SavePolicy policy,
                  const llvm::StringSet<> &wrt)
@@ -105,38 +106,27 @@ public:
 
   LogicalResult run();
 
+  // PullbackBuilder: what the ops' rules build the backward with.
+  OpBuilder &getBuilder() override { return builder; }
+  Location getLoc() const override { return loc; }
+  Value getGraph() override { return body->getArgument(0); }
+  Value forward(Value primalValue) override;
+  bool isActive(Value value) const override { return active.contains(value); }
+  void addCotangent(Value primalValue, Value contribution) override;
+  bool savesStoredValues() const override { return policy != SavePolicy::None; }
+
 private:
   LogicalResult findActiveValues();
   LogicalResult checkCompactValues();
-  bool isActive(Value value) const { return active.contains(value); }
 
   // The backward function under construction.
-  Value forward(Value primalValue);
   void recompute(Operation *op);
   BlockArgument newArgument(Type type, Location loc);
-  void addCotangent(Value primalValue, Value contribution);
   LogicalResult pullback(Operation *op);
   void finishBackward();
   void buildForward();
 
-  // Vector-Jacobian rules that need more than a line.
-  LogicalResult pullbackTypedLinear(hg::TypedLinearOp op, Value dy);
-  void pullbackAggregate(hg::AggregateOp op, Value dy);
-  void pullbackEdgeSoftmax(hg::EdgeSoftmaxOp op, Value dy);
-
-  // Builders for the rules, at the end of the backward body.
-  template <typename OpTy, typename... Args>
-  Value make(Type type, Args &&...args) {
-    return OpTy::create(builder, loc, type, std::forward<Args>(args)...)
-        .getResult();
-  }
   Value add(Value a, Value b) { return make<hg::AddOp>(a.getType(), a, b); }
-  Value mul(Value a, Value b) { return make<hg::MulOp>(a.getType(), a, b); }
-  Value gather(Value node, Type edgeType, hg::Endpoint at) {
-    return make<hg::GatherOp>(edgeType, node, at);
-  }
-  Value aggregateSum(Value edge, Type nodeType, hg::Endpoint into);
-  Value graph() { return body->getArgument(0); }
 
   hg::FuncOp primal;
   SavePolicy policy;
@@ -289,345 +279,19 @@ void Differentiator::addCotangent(Value value, Value contribution) {
     it->second = add(it->second, contribution);
 }
 
-Value Differentiator::aggregateSum(Value edge, Type nodeType,
-                                   hg::Endpoint into) {
-  MLIRContext *ctx = builder.getContext();
-  return hg::AggregateOp::create(
-             builder, loc, nodeType, edge, hg::Reduction::Sum,
-             into == hg::Endpoint::Dst ? hg::EndpointAttr()
-                                       : hg::EndpointAttr::get(ctx, into))
-      .getResult();
-}
-
-//===----------------------------------------------------------------------===//
-// Vector-Jacobian rules
-//===----------------------------------------------------------------------===//
-
-/// `y = x · W[k]` (or `x · W[k]ᵀ`), rows read `from` an endpoint.
-LogicalResult Differentiator::pullbackTypedLinear(hg::TypedLinearOp op,
-                                                  Value dy) {
-  Value weight = op.getWeight(), x = op.getInput();
-  auto weightType = cast<hg::WeightType>(weight.getType());
-  auto xType = cast<hg::FeatureType>(x.getType());
-  auto dyType = cast<hg::FeatureType>(dy.getType());
-  hg::Endpoint from = op.getFrom();
-  bool atEndpoint = from == hg::Endpoint::Src || from == hg::Endpoint::Dst;
-  bool edgeTyped = weightType.getIndex() == hg::WeightIndex::EdgeType;
-  bool transposed = op.getTranspose();
-
-  // A weight that does not depend on the edge type is the same for every
-  // edge leaving a node: sum the edge gradients per node first, then apply
-  // the weight once per node (E·in·out multiply-adds become N·in·out).
-  Value dyPerNode;
-  if (atEndpoint && !edgeTyped)
-    dyPerNode = aggregateSum(dy,
-                             hg::NodeValueType::get(dyType.getWidth(),
-                                                    dyType.getElementType(),
-                                                    dyType.getHeads()),
-                             from);
-
-  if (isActive(x)) {
-    auto linear = [&](Value rows, hg::Endpoint rowsFrom, Type type) {
-      return hg::TypedLinearOp::create(builder, loc, type, forward(weight),
-                                       rows, rowsFrom, !transposed)
-          .getResult();
-    };
-    Value dx;
-    if (!atEndpoint)
-      dx = linear(dy, from, xType);
-    else if (dyPerNode)
-      dx = linear(dyPerNode, hg::Endpoint::Node, xType);
-    else
-      dx = aggregateSum(linear(dy, hg::Endpoint::Edge,
-                               hg::EdgeValueType::get(xType.getWidth(),
-                                                      xType.getElementType(),
-                                                      xType.getHeads())),
-                        xType, from);
-    addCotangent(x, dx);
-  }
-
-  if (isActive(weight)) {
-    Value dW;
-    if (transposed && atEndpoint)
-      return op.emitError("hgraph-autodiff: no gradient rule for the weight "
-                          "of a transposed typed_linear read at an edge "
-                          "endpoint");
-    if (transposed) // y = x · Wᵀ: dW[k] = Σ dyᵀ ⊗ x
-      dW = make<hg::WeightGradOp>(weightType, dy, forward(x), from);
-    else if (dyPerNode)
-      dW = make<hg::WeightGradOp>(weightType, forward(x), dyPerNode,
-                                  hg::Endpoint::Node);
-    else
-      dW = make<hg::WeightGradOp>(weightType, forward(x), dy, from);
-    addCotangent(weight, dW);
-  }
-  return success();
-}
-
-void Differentiator::pullbackAggregate(hg::AggregateOp op, Value dy) {
-  Value x = op.getInput();
-  Type edgeType = x.getType();
-  hg::Endpoint at = op.getReceiver();
-  Value spread = gather(dy, edgeType, at);
-  switch (op.getKind()) {
-  case hg::Reduction::Sum:
-    addCotangent(x, spread);
-    return;
-  case hg::Reduction::Mean: {
-    auto norm = hg::EdgeValueType::get(
-        1, cast<hg::FeatureType>(edgeType).getElementType());
-    Value inverseDegree = make<hg::DegreeNormOp>(norm, graph());
-    addCotangent(x, make<hg::ScaleOp>(edgeType, inverseDegree, spread));
-    return;
-  }
-  case hg::Reduction::Max: {
-    // The gradient of a maximum is shared evenly by the edges that attain
-    // it (as torch's amax does).
-    Value maximum = gather(forward(op.getResult()), edgeType, at);
-    Value attains = make<hg::EqualOp>(edgeType, forward(x), maximum);
-    Value count = aggregateSum(attains, op.getType(), at);
-    Value share =
-        make<hg::DivOp>(edgeType, attains, gather(count, edgeType, at));
-    addCotangent(x, mul(spread, share));
-    return;
-  }
-  }
-}
-
-/// α = softmax(s) over incoming edges: ds = α ⊙ (dα − Σ_in α ⊙ dα), the
-/// sum over the edge's softmax group (its destination's incoming edges, or
-/// those of its edge type with `by_type`).
-void Differentiator::pullbackEdgeSoftmax(hg::EdgeSoftmaxOp op, Value dAlpha) {
-  auto type = cast<hg::FeatureType>(op.getType());
-  Value alpha = forward(op.getResult());
-  Value weighted = mul(alpha, dAlpha);
-  Value spread;
-  if (op.getByType()) {
-    spread = make<hg::GroupSumOp>(type, weighted);
-  } else {
-    Value perNode = aggregateSum(
-        weighted,
-        hg::NodeValueType::get(type.getWidth(), type.getElementType(),
-                               type.getHeads()),
-        hg::Endpoint::Dst);
-    spread = gather(perNode, type, hg::Endpoint::Dst);
-  }
-  addCotangent(op.getInput(),
-               make<hg::SubOp>(type, weighted, mul(alpha, spread)));
-}
-
+/// Applies the vector-Jacobian rule of `op` (its VJPOpInterface) if a
+/// gradient reaches its result.
 LogicalResult Differentiator::pullback(Operation *op) {
   Value dy =
       op->getNumResults() == 1 ? cotangents.lookup(op->getResult(0)) : Value();
   if (!dy)
     return success(); // no result reaches a differentiated output
   loc = op->getLoc();
-  auto contribute = [&](Value operand, function_ref<Value()> rule) {
-    if (isActive(operand))
-      addCotangent(operand, rule());
-  };
-  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](hg::TypedLinearOp o) { return pullbackTypedLinear(o, dy); })
-      .Case([&](hg::TypedVectorOp o) {
-        contribute(o.getWeight(), [&] {
-          return make<hg::TypeSumOp>(o.getWeight().getType(), dy);
-        });
-        return success();
-      })
-      .Case([&](hg::WeightProductOp o) -> LogicalResult {
-        // R = A · b (b a column): dA = dR ⊗ b, db = dR · A (dR a row);
-        // R = a · B (a a row): da = B · dR, dB = a ⊗ dR. With `heads`
-        // (R = A · b cut into head blocks, [m, H]) the same formulas with
-        // `heads` (hgraph.weight_product's description). Per type, both
-        // factors indexed like R (linear reordering's `differentiable`
-        // mode creates no other products before autodiff).
-        auto lhsType = cast<hg::WeightType>(o.getLhs().getType());
-        auto rhsType = cast<hg::WeightType>(o.getRhs().getType());
-        IntegerAttr heads = o.getHeadsAttr();
-        if (o.getNodeOf() || lhsType.getIndex() != rhsType.getIndex() ||
-            lhsType.isVector() == rhsType.isVector() ||
-            (heads && !rhsType.isVector()))
-          return o.emitError("hgraph-autodiff: no gradient rule for a "
-                             "product of two matrices or of weights indexed "
-                             "differently; run linear reordering after "
-                             "autodiff (or with differentiable=true)");
-        bool columnOnRight = rhsType.isVector();
-        contribute(o.getLhs(), [&]() -> Value {
-          if (columnOnRight)
-            return make<hg::WeightOuterOp>(lhsType, dy, forward(o.getRhs()),
-                                           heads);
-          return make<hg::WeightProductOp>(lhsType, forward(o.getRhs()), dy,
-                                           hg::EndpointAttr(), IntegerAttr());
-        });
-        contribute(o.getRhs(), [&]() -> Value {
-          if (columnOnRight)
-            return make<hg::WeightProductOp>(rhsType, dy, forward(o.getLhs()),
-                                             hg::EndpointAttr(), heads);
-          return make<hg::WeightOuterOp>(rhsType, forward(o.getLhs()), dy,
-                                         IntegerAttr());
-        });
-        return success();
-      })
-      .Case([&](hg::GatherOp o) {
-        contribute(o.getInput(), [&] {
-          return aggregateSum(dy, o.getInput().getType(), o.getFrom());
-        });
-        return success();
-      })
-      .Case([&](hg::AggregateOp o) {
-        pullbackAggregate(o, dy);
-        return success();
-      })
-      .Case([&](hg::EdgeSoftmaxOp o) {
-        pullbackEdgeSoftmax(o, dy);
-        return success();
-      })
-      .Case([&](hg::GroupSumOp o) {
-        // Each edge's group sum is linear and symmetric: its own adjoint.
-        contribute(o.getInput(),
-                   [&] { return make<hg::GroupSumOp>(o.getType(), dy); });
-        return success();
-      })
-      .Case([&](hg::DotOp o) {
-        Type type = o.getLhs().getType();
-        contribute(o.getLhs(), [&] {
-          return make<hg::ScaleOp>(type, dy, forward(o.getRhs()));
-        });
-        contribute(o.getRhs(), [&] {
-          return make<hg::ScaleOp>(type, dy, forward(o.getLhs()));
-        });
-        return success();
-      })
-      .Case([&](hg::ScaleOp o) -> LogicalResult {
-        auto scaleType = cast<hg::FeatureType>(o.getScale().getType());
-        auto inputType = cast<hg::FeatureType>(o.getInput().getType());
-        if (isActive(o.getScale()) &&
-            scaleType.getWidth() != inputType.getHeads())
-          return o.emitError("hgraph-autodiff: no gradient rule for a "
-                             "one-column scale of a multi-head value; give "
-                             "the scale one column per head");
-        contribute(o.getInput(), [&] {
-          return make<hg::ScaleOp>(inputType, forward(o.getScale()), dy);
-        });
-        contribute(o.getScale(), [&] {
-          return make<hg::DotOp>(scaleType, dy, forward(o.getInput()));
-        });
-        return success();
-      })
-      .Case([&](hg::ConstScaleOp o) {
-        contribute(o.getInput(), [&] {
-          return make<hg::ConstScaleOp>(dy.getType(), dy, o.getFactorAttr());
-        });
-        return success();
-      })
-      .Case([&](hg::ConcatOp o) {
-        int64_t offset = 0;
-        for (Value input : o.getInputs()) {
-          contribute(input, [&] {
-            return make<hg::SliceOp>(input.getType(), dy,
-                                     builder.getI64IntegerAttr(offset));
-          });
-          offset += cast<hg::FeatureType>(input.getType()).getHeadWidth();
-        }
-        return success();
-      })
-      .Case([&](hg::AddOp o) {
-        contribute(o.getLhs(), [&] { return dy; });
-        contribute(o.getRhs(), [&] { return dy; });
-        return success();
-      })
-      .Case([&](hg::SubOp o) {
-        contribute(o.getLhs(), [&] { return dy; });
-        contribute(o.getRhs(),
-                   [&] { return make<hg::NegOp>(dy.getType(), dy); });
-        return success();
-      })
-      .Case([&](hg::MulOp o) {
-        contribute(o.getLhs(), [&] { return mul(dy, forward(o.getRhs())); });
-        contribute(o.getRhs(), [&] { return mul(dy, forward(o.getLhs())); });
-        return success();
-      })
-      .Case([&](hg::DivOp o) {
-        // z = a / b: da = dy / b, db = -da · z.
-        Value da = make<hg::DivOp>(dy.getType(), dy, forward(o.getRhs()));
-        contribute(o.getLhs(), [&] { return da; });
-        contribute(o.getRhs(), [&] {
-          return make<hg::NegOp>(dy.getType(), mul(da, forward(o.getResult())));
-        });
-        return success();
-      })
-      .Case([&](hg::ExpOp o) {
-        contribute(o.getInput(), [&] { return mul(dy, forward(o)); });
-        return success();
-      })
-      .Case([&](hg::TanhOp o) {
-        // dx = dy − dy·y·y
-        contribute(o.getInput(), [&] {
-          Value y = forward(o);
-          return make<hg::SubOp>(dy.getType(), dy, mul(mul(dy, y), y));
-        });
-        return success();
-      })
-      .Case([&](hg::SigmoidOp o) {
-        // dx = dy·y − dy·y·y
-        contribute(o.getInput(), [&] {
-          Value y = forward(o);
-          Value dyY = mul(dy, y);
-          return make<hg::SubOp>(dy.getType(), dyY, mul(dyY, y));
-        });
-        return success();
-      })
-      .Case([&](hg::GeluOp o) {
-        // dx = dy·(Φ(x) + x·φ(x)): from the input, which the result does
-        // not determine (GELU is not monotonic below x ≈ −0.75).
-        contribute(o.getInput(), [&] {
-          return make<hg::GeluGradOp>(dy.getType(), dy, forward(o.getInput()));
-        });
-        return success();
-      })
-      .Case([&](hg::NegOp o) {
-        contribute(o.getInput(),
-                   [&] { return make<hg::NegOp>(dy.getType(), dy); });
-        return success();
-      })
-      .Case([&](hg::ReluOp o) {
-        contribute(o.getInput(), [&] {
-          return make<hg::LeakyReluGradOp>(dy.getType(), dy,
-                                           forward(o.getInput()),
-                                           builder.getF64FloatAttr(0.0));
-        });
-        return success();
-      })
-      .Case([&](hg::LeakyReluOp o) {
-        // The slope depends on the sign of the input, which a non-negative
-        // slope keeps: the result tells it too. It is read instead when
-        // the forward stores it anyway (an attention score, say), so that
-        // the backward does not recompute the input's expression.
-        bool fromResult = o.getAlpha().convertToDouble() >= 0 &&
-                          policy != SavePolicy::None && isMaterialized(o);
-        contribute(o.getInput(), [&] {
-          return make<hg::LeakyReluGradOp>(
-              dy.getType(), dy, forward(fromResult ? o.getResult()
-                                                   : o.getInput()),
-              o.getAlphaAttr());
-        });
-        return success();
-      })
-      .Case([&](hg::DropoutOp o) {
-        // y = x ⊙ mask / (1 − p) is linear in x with the same mask, which
-        // the backward redraws from the seed instead of saving it.
-        contribute(o.getInput(), [&] {
-          return make<hg::DropoutOp>(dy.getType(), dy, forward(o.getSeed()),
-                                     o.getPAttr());
-        });
-        return success();
-      })
-      .Case<hg::RelationNormOp, hg::DegreeNormOp, hg::ZerosOp, hg::EqualOp>(
-          [](Operation *) { return success(); }) // nothing active flows in
-      .Default([](Operation *other) {
-        return other->emitError("hgraph-autodiff: no gradient rule for '")
-               << other->getName() << "'";
-      });
+  auto rule = dyn_cast<hg::VJPOpInterface>(op);
+  if (!rule)
+    return op->emitError("hgraph-autodiff: no gradient rule for '")
+           << op->getName() << "'";
+  return rule.buildPullback(*this, dy);
 }
 
 //===----------------------------------------------------------------------===//

@@ -1,6 +1,7 @@
 //===- HGraph.h - Hector inter-operator dialect -----------------*- C++ -*-===//
 //
-// Entry header of the hgraph dialect: dialect, enums, attributes, types and ops.
+// Entry header of the hgraph dialect: dialect, enums, attributes, types,
+// interfaces and ops.
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +35,12 @@ namespace hector::hgraph::OpTrait {
 template <typename ConcreteType>
 class RowWise : public mlir::OpTrait::TraitBase<ConcreteType, RowWise> {};
 } // namespace hector::hgraph::OpTrait
+
+namespace hector::hgraph {
+class PullbackBuilder; // PullbackBuilder.h: the VJPOpInterface's hooks
+} // namespace hector::hgraph
+
+#include "hector/Dialect/HGraph/IR/HGraphOpInterfaces.h.inc"
 
 #define GET_OP_CLASSES
 #include "hector/Dialect/HGraph/IR/HGraphOps.h.inc"

@@ -3,12 +3,17 @@
 #ifndef HECTOR_DIALECT_HGRAPH_IR_HGRAPHOPS_TD
 #define HECTOR_DIALECT_HGRAPH_IR_HGRAPHOPS_TD
 
+include "hector/Dialect/HGraph/IR/HGraphOpInterfaces.td"
 include "hector/Dialect/HGraph/IR/HGraphTypes.td"
 include "mlir/Interfaces/FunctionInterfaces.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 include "mlir/Interfaces/ControlFlowInterfaces.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/IR/SymbolInterfaces.td"
+
+// Ops autodiff differentiates: each implements its vector-Jacobian rule
+// (lib/Dialect/HGraph/IR/HGraphVJP.cpp).
+defvar HGraph_VJP = DeclareOpInterfaceMethods<HGraph_VJPOpInterface>;
 
 //===----------------------------------------------------------------------===//
 // Functions
@@ -72,7 +77,7 @@ def HGraph_ReturnOp : HGraph_Op<"return", [
 // Typed linear maps and typed parameters
 //===----------------------------------------------------------------------===//
 
-def HGraph_TypedLinearOp : HGraph_Op<"typed_linear", [Pure]> {
+def HGraph_TypedLinearOp : HGraph_Op<"typed_linear", [Pure, HGraph_VJP]> {
   let summary = "linear map whose weight is chosen by node type or edge type";
   let description = [{
     `y = x · W[k]` row by row, where the slice `k` of the typed weight is
@@ -112,7 +117,7 @@ def HGraph_TypedLinearOp : HGraph_Op<"typed_linear", [Pure]> {
   let hasVerifier = 1;
 }
 
-def HGraph_TypedVectorOp : HGraph_Op<"typed_vector", [Pure]> {
+def HGraph_TypedVectorOp : HGraph_Op<"typed_vector", [Pure, HGraph_VJP]> {
   let summary = "reads the slice of a typed vector weight for every row";
   let description = [{
     For an edge-typed weight the result is edge-wise, row `e` holding
@@ -127,7 +132,7 @@ def HGraph_TypedVectorOp : HGraph_Op<"typed_vector", [Pure]> {
   let hasVerifier = 1;
 }
 
-def HGraph_WeightProductOp : HGraph_Op<"weight_product", [Pure]> {
+def HGraph_WeightProductOp : HGraph_Op<"weight_product", [Pure, HGraph_VJP]> {
   let summary = "product of two typed weights (no graph data involved)";
   let description = [{
     `R[k] = A[k] · B[k]` for every type `k`, the matrix product of the two
@@ -243,7 +248,7 @@ def HGraph_TypeSumOp : HGraph_Op<"type_sum", [Pure]> {
   let hasVerifier = 1;
 }
 
-def HGraph_ZerosOp : HGraph_Op<"zeros", [Pure, HGraph_RowWise]> {
+def HGraph_ZerosOp : HGraph_Op<"zeros", [Pure, HGraph_RowWise, HGraph_VJP]> {
   let summary = "a value or weight of zeros";
   let description = [{
     Every element is 0. Autodiff returns it as the gradient of an argument
@@ -257,7 +262,7 @@ def HGraph_ZerosOp : HGraph_Op<"zeros", [Pure, HGraph_RowWise]> {
 // Graph access
 //===----------------------------------------------------------------------===//
 
-def HGraph_GatherOp : HGraph_Op<"gather", [Pure]> {
+def HGraph_GatherOp : HGraph_Op<"gather", [Pure, HGraph_VJP]> {
   let summary = "reads a node-wise value at each edge's source or destination";
   let description = [{
     Row `e = (s → t)` of the edge-wise result is row `s` (`from src`) or row
@@ -272,7 +277,7 @@ def HGraph_GatherOp : HGraph_Op<"gather", [Pure]> {
   let hasVerifier = 1;
 }
 
-def HGraph_RelationNormOp : HGraph_Op<"relation_norm", [Pure]> {
+def HGraph_RelationNormOp : HGraph_Op<"relation_norm", [Pure, HGraph_VJP]> {
   let summary = "RGCN's per-relation in-degree normalizer";
   let description = [{
     `c_e = 1 / |{e' = (s' → t) : φ(e') = φ(e)}|` for every edge `e = (s → t)`:
@@ -284,7 +289,7 @@ def HGraph_RelationNormOp : HGraph_Op<"relation_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def HGraph_DegreeNormOp : HGraph_Op<"degree_norm", [Pure]> {
+def HGraph_DegreeNormOp : HGraph_Op<"degree_norm", [Pure, HGraph_VJP]> {
   let summary = "one over the in-degree of each edge's destination";
   let description = [{
     `d_e = 1 / |{e' = (s' → t)}|` for every edge `e = (s → t)`: the weight of
@@ -296,7 +301,7 @@ def HGraph_DegreeNormOp : HGraph_Op<"degree_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
-def HGraph_AggregateOp : HGraph_Op<"aggregate", [Pure]> {
+def HGraph_AggregateOp : HGraph_Op<"aggregate", [Pure, HGraph_VJP]> {
   let summary = "reduces each node's incoming edges";
   let description = [{
     `out[t] = reduce_{e = (s → t)} x[e]` with `sum`, `mean` or `max`. A node
@@ -322,7 +327,7 @@ def HGraph_AggregateOp : HGraph_Op<"aggregate", [Pure]> {
 }
 
 def HGraph_EdgeSoftmaxOp : HGraph_Op<"edge_softmax",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, AllTypesMatch<["input", "result"]>, HGraph_VJP]> {
   let summary = "softmax over the incoming edges of each destination";
   let description = [{
     `α[e, j] = exp(x[e, j]) / Σ_{e' = (s' → t)} exp(x[e', j])` for every edge
@@ -348,7 +353,7 @@ def HGraph_EdgeSoftmaxOp : HGraph_Op<"edge_softmax",
 }
 
 def HGraph_GroupSumOp : HGraph_Op<"group_sum",
-    [Pure, AllTypesMatch<["input", "result"]>]> {
+    [Pure, AllTypesMatch<["input", "result"]>, HGraph_VJP]> {
   let summary = "sum over each edge's (destination, edge type) group";
   let description = [{
     `y[e, j] = Σ_{e' = (s' → t), φ(e') = φ(e)} x[e', j]` for every edge
@@ -370,7 +375,8 @@ def HGraph_GroupSumOp : HGraph_Op<"group_sum",
 // Row-wise math
 //===----------------------------------------------------------------------===//
 
-def HGraph_DotOp : HGraph_Op<"dot", [Pure, HGraph_RowWise, SameTypeOperands]> {
+def HGraph_DotOp : HGraph_Op<"dot",
+    [Pure, HGraph_RowWise, SameTypeOperands, HGraph_VJP]> {
   let summary = "per-head inner product of two rows";
   let description = [{
     For each row and head `k`, the inner product of feature block `k` of the
@@ -384,7 +390,7 @@ def HGraph_DotOp : HGraph_Op<"dot", [Pure, HGraph_RowWise, SameTypeOperands]> {
   let hasVerifier = 1;
 }
 
-def HGraph_ScaleOp : HGraph_Op<"scale", [Pure, HGraph_RowWise]> {
+def HGraph_ScaleOp : HGraph_Op<"scale", [Pure, HGraph_RowWise, HGraph_VJP]> {
   let summary = "scalar times vector, per head";
   let description = [{
     Multiplies feature block `k` of each row of `input` by column `k` of the
@@ -400,14 +406,14 @@ def HGraph_ScaleOp : HGraph_Op<"scale", [Pure, HGraph_RowWise]> {
 }
 
 def HGraph_ConstScaleOp : HGraph_Op<"const_scale",
-    [Pure, HGraph_RowWise, AllTypesMatch<["input", "result"]>]> {
+    [Pure, HGraph_RowWise, AllTypesMatch<["input", "result"]>, HGraph_VJP]> {
   let summary = "multiplies every element by a constant";
   let arguments = (ins HGraph_FeatureValue:$input, F64Attr:$factor);
   let results = (outs HGraph_FeatureValue:$result);
   let assemblyFormat = "$input `by` $factor attr-dict `:` qualified(type($input))";
 }
 
-def HGraph_ConcatOp : HGraph_Op<"concat", [Pure]> {
+def HGraph_ConcatOp : HGraph_Op<"concat", [Pure, HGraph_VJP]> {
   let summary = "concatenates features, head by head";
   let description = [{
     All operands are of the same domain, element type and head count `H`.
@@ -438,14 +444,16 @@ def HGraph_SliceOp : HGraph_Op<"slice", [Pure, HGraph_RowWise]> {
 }
 
 class HGraph_ElementwiseBinaryOp<string mnemonic, string what>
-    : HGraph_Op<mnemonic, [Pure, HGraph_RowWise, SameOperandsAndResultType]> {
+    : HGraph_Op<mnemonic, [Pure, HGraph_RowWise, SameOperandsAndResultType,
+                           HGraph_VJP]> {
   let summary = "element-wise " # what;
   let arguments = (ins HGraph_FeatureValue:$lhs, HGraph_FeatureValue:$rhs);
   let results = (outs HGraph_FeatureValue:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` qualified(type($result))";
 }
 
-def HGraph_AddOp : HGraph_Op<"add", [Pure, HGraph_RowWise, SameOperandsAndResultType]> {
+def HGraph_AddOp : HGraph_Op<"add",
+    [Pure, HGraph_RowWise, SameOperandsAndResultType, HGraph_VJP]> {
   let summary = "element-wise addition, of values or of weights";
   let description = [{
     Adds two node-wise or edge-wise values row by row, or two weights slice by
@@ -463,7 +471,8 @@ def HGraph_EqualOp : HGraph_ElementwiseBinaryOp<"equal",
     "indicator of equality (1 where lhs == rhs, else 0)">;
 
 class HGraph_ElementwiseUnaryOp<string mnemonic, string what>
-    : HGraph_Op<mnemonic, [Pure, HGraph_RowWise, SameOperandsAndResultType]> {
+    : HGraph_Op<mnemonic, [Pure, HGraph_RowWise, SameOperandsAndResultType,
+                           HGraph_VJP]> {
   let summary = "element-wise " # what;
   let arguments = (ins HGraph_FeatureValue:$input);
   let results = (outs HGraph_FeatureValue:$result);
@@ -488,7 +497,7 @@ def HGraph_GeluOp : HGraph_ElementwiseUnaryOp<"gelu",
 }
 
 def HGraph_LeakyReluOp : HGraph_Op<"leaky_relu",
-    [Pure, HGraph_RowWise, AllTypesMatch<["input", "result"]>]> {
+    [Pure, HGraph_RowWise, AllTypesMatch<["input", "result"]>, HGraph_VJP]> {
   let summary = "element-wise leaky ReLU: x if x > 0, else alpha·x";
   let arguments = (ins HGraph_FeatureValue:$input, F64Attr:$alpha);
   let results = (outs HGraph_FeatureValue:$result);
@@ -530,7 +539,7 @@ def HGraph_GeluGradOp : HGraph_Op<"gelu_grad",
 }
 
 def HGraph_DropoutOp : HGraph_Op<"dropout",
-    [Pure, HGraph_RowWise, AllTypesMatch<["input", "result"]>]> {
+    [Pure, HGraph_RowWise, AllTypesMatch<["input", "result"]>, HGraph_VJP]> {
   let summary = "seeded dropout of an edge-wise value";
   let description = [{
     `y[e, j] = keep(seed, e, j) ? x[e, j] · s : 0`, `s = 1 / (1 − p)` rounded
