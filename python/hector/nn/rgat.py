@@ -20,7 +20,7 @@ _MODES = {"additive-self-attention": "additive", "multiplicative-self-attention"
 def draw_seed(device) -> torch.Tensor:
     """A seed for hgraph.dropout's mask, int64 [1] on `device`, drawn from
     torch's default CPU generator (torch.manual_seed makes a run repeat)."""
-    return torch.empty(1, dtype=torch.int64).random_().to(device)
+    return torch.empty(1, dtype=torch.int64, device="cpu").random_().to(device)
 
 
 class RGATConv(CompiledLayer):
@@ -332,6 +332,5 @@ class RGATConv(CompiledLayer):
             edge_attr = edge_attr[edge_type.long()]
         return edge_attr
 
-    def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, heads={self.heads}, "
-                f"num_relations={self.num_relations}")
+    def __repr__(self) -> str:  # PyG's: no num_relations, no submodules (lin_edge)
+        return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"
