@@ -1,14 +1,15 @@
 """hector.nn.RGATConv: relational graph attention (BRIEF.md §4) with PyG's arguments."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: torch.jit.script reads forward's
+# annotations (and those of the ignored _forward) as objects.
 import math
+from typing import Any, Optional
 
 import torch
 
 from .. import autograd, models
 from . import _adjacency
-from ._base import (CompiledLayer, check_features, check_parameter_memory, glorot_,
+from ._base import (CompiledLayer, check_features, eager_layer, check_parameter_memory, glorot_,
                     reject_options, relation_parameters, relation_shapes, relation_weight,
                     relational_graph, reset_relation_parameters)
 
@@ -234,8 +235,21 @@ class RGATConv(CompiledLayer):
         return models.spec(self.model, **self._spec_args(edge_attr, return_attention_weights,
                                                          training))
 
-    def forward(self, x, edge_index, edge_type=None, edge_attr=None, size=None,
-                return_attention_weights=None):
+    # Typed for torch.jit.script (CompiledLayer); the result is out, or with
+    # return_attention_weights (out, (edge_index, α)) or (out, adj_t).
+    def forward(self, x: Any, edge_index: Any, edge_type: Optional[torch.Tensor] = None,
+                edge_attr: Optional[torch.Tensor] = None, size: Any = None,
+                return_attention_weights: Any = None) -> Any:
+        return self._forward(x, edge_index, edge_type, edge_attr, size, return_attention_weights)
+
+    @torch.jit.ignore
+    def _forward(self, x: Any, edge_index: Any, edge_type: Optional[torch.Tensor] = None,
+                 edge_attr: Optional[torch.Tensor] = None, size: Any = None,
+                 return_attention_weights: Any = None) -> Any:
+        return eager_layer(self)._run(x, edge_index, edge_type, edge_attr, size,
+                                      return_attention_weights)
+
+    def _run(self, x, edge_index, edge_type, edge_attr, size, return_attention_weights):
         if return_attention_weights is not None and not isinstance(return_attention_weights,
                                                                    bool):
             raise TypeError(f"return_attention_weights must be None or a bool (either asks "
