@@ -138,8 +138,11 @@ def unpack(archive: str) -> str:
     if not tarfile.is_tarfile(archive) if os.path.isfile(archive) else True:
         return os.path.abspath(archive)  # a folder (made by the first compile)
     target = tempfile.mkdtemp(prefix="hector-pyg-cache-")
-    with tarfile.open(archive) as tar:
-        tar.extractall(target)
+    with tarfile.open(archive) as tar:  # ours: plain files and folders only
+        if hasattr(tarfile, "data_filter"):
+            tar.extractall(target, filter="data")
+        else:
+            tar.extractall(target)
     entries = os.listdir(target)  # the archive holds one folder: the cache
     return os.path.join(target, entries[0]) if len(entries) == 1 else target
 
