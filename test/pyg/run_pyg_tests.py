@@ -40,6 +40,7 @@ indicative only. --full sets FULL_TEST=1 (PyG's slow checks, TorchScript).
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import re
 import shutil
@@ -115,6 +116,7 @@ def run_pytest(folder: str, device: str, env: dict, pytest_args) -> dict:
     {file: {"passed": n, "failed": n, "skipped": n}} from its JUnit report."""
     report = os.path.join(folder, f"report-{device}.xml")
     command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rfE",
+               "--continue-on-collection-errors",
                f"--junitxml={report}", "--rootdir", folder, *FILES, *pytest_args]
     print(f"run_pyg_tests: [{device}] {' '.join(command[1:])}", flush=True)
     subprocess.run(command, cwd=folder, env=dict(env, HECTOR_PYG_DEVICE=device))
@@ -123,7 +125,8 @@ def run_pytest(folder: str, device: str, env: dict, pytest_args) -> dict:
         counts[FILES[0]]["failed"] += 1  # pytest did not get as far as a report
         return counts
     for case in ET.parse(report).getroot().iter("testcase"):
-        module = case.get("classname", "").split(".")[0] + ".py"
+        # A collection error (e.g. an import) is a case named after its file.
+        module = (case.get("classname") or case.get("name", "")).split(".")[0] + ".py"
         outcome = "passed"
         if case.find("failure") is not None or case.find("error") is not None:
             outcome = "failed"
@@ -212,6 +215,9 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     sys.path.insert(0, os.path.join(REPO, "test"))
 
+    if not args.standin and importlib.util.find_spec("torch_geometric") is None:
+        sys.exit("run_pyg_tests: torch_geometric is not installed here: install PyG 2.8, "
+                 "or pass --standin for test/pyg/standin's stand-in (indicative only)")
     folder = tempfile.mkdtemp(prefix="hector-pyg-tests-")
     try:
         prepare(args.pyg_tests, folder)

@@ -133,3 +133,19 @@ def test_standin_sparse_helpers():
     by_column = standin_utils.coalesce(edge_index, sort_by_row=False)
     keys = by_column[1] * 5 + by_column[0]
     assert bool((keys[1:] > keys[:-1]).all())
+
+
+def test_runner_counts_a_file_that_does_not_import(tmp_path):
+    for name, text in FAKE_TESTS.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "test_hgt_conv.py").write_text("from torch_geometric.nn import HGTConv\n"
+                                               "import no_such_module\n")
+    result = subprocess.run(
+        [sys.executable, os.path.join(REPO, "test", "pyg", "run_pyg_tests.py"),
+         "--pyg-tests", str(tmp_path), "--device", "cpu", "--standin"],
+        capture_output=True, text=True, timeout=600)
+    assert result.returncode == 1
+    hgt = [line for line in result.stdout.splitlines() if "test_hgt_conv.py" in line
+           and line.startswith("  cpu")]
+    assert hgt and hgt[0].split()[4] == "1", result.stdout  # 1 failed
+    assert "  cpu   test_rgcn_conv.py       3 passed" in result.stdout  # the others still run
