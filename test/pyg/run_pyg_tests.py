@@ -25,7 +25,8 @@ both where CUDA is available, else cpu.
 Machines without hectorc (the GPU machines) load the layers' libraries from
 a cache built ahead of time: --prebuild DIR runs the tests here on the CPU
 (with --standin where torch_geometric is not installed), records the model
-spec of every library a layer asks for, builds each of them with training
+spec of every library a layer asks for (with FULL_TEST=1, so that --full
+finds its libraries too), builds each of them with training
 entries for the CPU and for CUDA (sm_90, hector.aot) into the cache DIR, and
 packs DIR into DIR.tar.xz (the runtime library each CUDA artifact carries
 compresses to one copy). There, --cache DIR.tar.xz unpacks it and points
@@ -160,7 +161,9 @@ def prebuild(args, folder: str) -> int:
     cache = os.path.abspath(args.prebuild)
     os.makedirs(cache, exist_ok=True)
     record = os.path.join(folder, "specs.txt")
-    env = environment(args, {"HECTOR_CACHE_DIR": cache, "HECTOR_PYG_RECORD": record})
+    # FULL_TEST=1: PyG's TorchScript checks ask for libraries of their own.
+    env = environment(args, {"HECTOR_CACHE_DIR": cache, "HECTOR_PYG_RECORD": record,
+                             "FULL_TEST": "1"})
     counts = run_pytest(folder, "cpu", env, args.pytest_args)
     failed = summarize({"cpu": counts})
     if failed:
