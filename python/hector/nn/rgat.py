@@ -9,8 +9,8 @@ import torch
 
 from .. import autograd, models
 from . import _adjacency
-from ._base import (CompiledLayer, check_features, eager_layer, check_parameter_memory, glorot_,
-                    reject_options, relation_parameters, relation_shapes, relation_weight,
+from ._base import (CompiledLayer, check_features, check_parameter_memory, eager_layer,
+                    glorot_, reject_options, relation_parameters, relation_shapes, relation_weight,
                     relational_graph, reset_relation_parameters)
 
 

@@ -8,9 +8,10 @@ import torch
 
 from .. import autograd, models
 from . import _adjacency
-from ._base import (CompiledLayer, check_endpoints, eager_layer, check_features, check_parameter_memory,
-                    first_out_of_range, glorot_, graph_cache, preprocess, reject_options,
-                    relation_parameters, relation_shapes, relation_weight, relational_graph,
+from ._base import (CompiledLayer, check_endpoints, check_features, check_parameter_memory,
+                    eager_layer, first_out_of_range, glorot_, graph_cache, preprocess,
+                    reject_options, relation_parameters, relation_shapes, relation_weight,
+                    relational_graph,
                     reset_relation_parameters)
 
 
