@@ -11,8 +11,7 @@ from . import _adjacency
 from ._base import (CompiledLayer, check_endpoints, check_features, check_parameter_memory,
                     eager_layer, first_out_of_range, glorot_, graph_cache, preprocess,
                     reject_options, relation_parameters, relation_shapes, relation_weight,
-                    relational_graph,
-                    reset_relation_parameters)
+                    relational_graph, reset_relation_parameters)
 
 
 # PyG's aggr names -> the compiled model's (hector.models.rgcn's `aggr`).
