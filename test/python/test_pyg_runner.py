@@ -6,6 +6,7 @@ stand-in's sparse helpers against dense matrices built edge by edge."""
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
@@ -19,9 +20,12 @@ from hectorc_support import REPO  # noqa: E402
 sys.path.insert(0, os.path.join(REPO, "test", "pyg"))
 import run_pyg_tests  # noqa: E402
 
-sys.path.insert(0, run_pyg_tests.STANDIN)
-from torch_geometric import utils as standin_utils  # noqa: E402
-sys.path.remove(run_pyg_tests.STANDIN)
+# The stand-in's utils on their own: no `torch_geometric` in sys.modules for
+# the other tests of the session.
+_spec = importlib.util.spec_from_file_location(
+    "standin_utils", os.path.join(run_pyg_tests.STANDIN, "torch_geometric", "utils.py"))
+standin_utils = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(standin_utils)
 
 
 @pytest.mark.parametrize("source, expected", [
