@@ -235,7 +235,13 @@ def main(argv=None) -> int:
         devices = ("cpu", "cuda") if device == "both" else (device,)
         env = environment(args, extra)
         results = {d: run_pytest(folder, d, env, args.pytest_args) for d in devices}
-        print(f"run_pyg_tests: PyG's tests from {args.pyg_tests}, hector.nn's layers swapped in")
+        source = os.path.join(args.pyg_tests, "SOURCE")  # written by get-pyg-tests.sh
+        if os.path.isfile(source):
+            with open(source, encoding="utf-8") as f:
+                origin = f.read().strip()
+        else:
+            origin = args.pyg_tests
+        print(f"run_pyg_tests: PyG's tests of {origin}, hector.nn's layers swapped in")
         return 1 if summarize(results) else 0
     finally:
         if args.keep:
