@@ -3,6 +3,7 @@ per-graph preprocessing cache."""
 
 from __future__ import annotations
 
+import itertools
 import math
 import threading
 from collections import OrderedDict
@@ -13,7 +14,8 @@ from .. import compiler, models
 from .._fingerprint import fingerprint, fingerprints
 from ..autograd import TrainingNotAvailable
 
-__all__ = ["GraphCache", "graph_cache", "fingerprint", "fingerprints", "CompiledLayer", "glorot_"]
+__all__ = ["GraphCache", "graph_cache", "fingerprint", "fingerprints", "CompiledLayer", "glorot_",
+           "eager_layer"]
 
 
 def glorot_(tensor: torch.Tensor) -> torch.Tensor:
@@ -171,6 +173,24 @@ _libraries: dict = {}  # (spec, target, arch, training, cache dir, compiler) -> 
 _libraries_lock = threading.Lock()
 
 
+# torch.jit.script(layer): key -> the layer its ScriptModule calls (kept alive,
+# since the ScriptModule cannot hold it).
+_scripted: dict = {}
+_script_keys = itertools.count()
+
+
+def eager_layer(module) -> "CompiledLayer":
+    """The Python layer behind `module`: itself, or, for the ScriptModule
+    torch.jit.script made of a layer (whose @torch.jit.ignore'd methods get
+    the ScriptModule as self), that layer, in the ScriptModule's
+    training mode."""
+    if isinstance(module, CompiledLayer):
+        return module
+    layer = _scripted[module._script_key]
+    layer.training = module.training
+    return layer
+
+
 class CompiledLayer(torch.nn.Module):
     """A layer computed by one function of a hector-compiled library.
 
@@ -178,9 +198,25 @@ class CompiledLayer(torch.nn.Module):
     device: target cpu or cuda (for the GPU's architecture), with training
     entries when gradients are needed. `cache_dir` and `compiler` (per
     instance; default None) are passed to hector.compile.
+
+    torch.jit.script(layer) works as PyG's tests use it: the layers' forward
+    is a typed TorchScript method that calls the Python layer through an
+    @torch.jit.ignore'd method (the compiled libraries are called from
+    Python through ctypes, which TorchScript cannot compile). So the
+    ScriptModule runs in the process that made it, on the layer's own
+    parameters, inside larger scripted models too; it cannot be saved
+    (torch.jit.save refuses Python calls) or run without Python.
     """
 
     model = ""  # "rgcn", "rgat" or "hgt": the function of the library
+    __constants__ = ["_script_key"]  # set by __prepare_scriptable__
+    __jit_unused_properties__ = ["model_spec", "featureless_model_spec"]
+
+    def __prepare_scriptable__(self):
+        """Called by torch.jit.script: registers this layer for eager_layer()."""
+        self._script_key = next(_script_keys)
+        _scripted[self._script_key] = self
+        return self
 
     def __init__(self):
         super().__init__()

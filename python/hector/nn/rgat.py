@@ -1,15 +1,16 @@
 """hector.nn.RGATConv: relational graph attention (BRIEF.md §4) with PyG's arguments."""
 
-from __future__ import annotations
-
+# No `from __future__ import annotations`: torch.jit.script reads forward's
+# annotations (and those of the ignored _forward) as objects.
 import math
+from typing import Any, Optional
 
 import torch
 
 from .. import autograd, models
 from . import _adjacency
-from ._base import (CompiledLayer, check_features, check_parameter_memory, glorot_,
-                    reject_options, relation_parameters, relation_shapes, relation_weight,
+from ._base import (CompiledLayer, check_features, check_parameter_memory, eager_layer,
+                    glorot_, reject_options, relation_parameters, relation_shapes, relation_weight,
                     relational_graph, reset_relation_parameters)
 
 
@@ -20,7 +21,7 @@ _MODES = {"additive-self-attention": "additive", "multiplicative-self-attention"
 def draw_seed(device) -> torch.Tensor:
     """A seed for hgraph.dropout's mask, int64 [1] on `device`, drawn from
     torch's default CPU generator (torch.manual_seed makes a run repeat)."""
-    return torch.empty(1, dtype=torch.int64).random_().to(device)
+    return torch.empty(1, dtype=torch.int64, device="cpu").random_().to(device)
 
 
 class RGATConv(CompiledLayer):
@@ -234,8 +235,21 @@ class RGATConv(CompiledLayer):
         return models.spec(self.model, **self._spec_args(edge_attr, return_attention_weights,
                                                          training))
 
-    def forward(self, x, edge_index, edge_type=None, edge_attr=None, size=None,
-                return_attention_weights=None):
+    # Typed for torch.jit.script (CompiledLayer); the result is out, or with
+    # return_attention_weights (out, (edge_index, α)) or (out, adj_t).
+    def forward(self, x: Any, edge_index: Any, edge_type: Optional[torch.Tensor] = None,
+                edge_attr: Optional[torch.Tensor] = None, size: Any = None,
+                return_attention_weights: Any = None) -> Any:
+        return self._forward(x, edge_index, edge_type, edge_attr, size, return_attention_weights)
+
+    @torch.jit.ignore
+    def _forward(self, x: Any, edge_index: Any, edge_type: Optional[torch.Tensor] = None,
+                 edge_attr: Optional[torch.Tensor] = None, size: Any = None,
+                 return_attention_weights: Any = None) -> Any:
+        return eager_layer(self)._run(x, edge_index, edge_type, edge_attr, size,
+                                      return_attention_weights)
+
+    def _run(self, x, edge_index, edge_type, edge_attr, size, return_attention_weights):
         if return_attention_weights is not None and not isinstance(return_attention_weights,
                                                                    bool):
             raise TypeError(f"return_attention_weights must be None or a bool (either asks "
@@ -332,6 +346,5 @@ class RGATConv(CompiledLayer):
             edge_attr = edge_attr[edge_type.long()]
         return edge_attr
 
-    def extra_repr(self) -> str:
-        return (f"{self.in_channels}, {self.out_channels}, heads={self.heads}, "
-                f"num_relations={self.num_relations}")
+    def __repr__(self) -> str:  # PyG's: no num_relations, no submodules (lin_edge)
+        return f"{type(self).__name__}({self.in_channels}, {self.out_channels}, heads={self.heads})"

@@ -1,15 +1,17 @@
 """hector.nn.RGCNConv: PyG's RGCNConv (aggr='mean' or 'add') computed by a hector library."""
 
-from __future__ import annotations
+# No `from __future__ import annotations`: torch.jit.script reads forward's
+# annotations (and those of the ignored _forward) as objects.
+from typing import Any, Optional
 
 import torch
 
 from .. import autograd, models
 from . import _adjacency
 from ._base import (CompiledLayer, check_endpoints, check_features, check_parameter_memory,
-                    first_out_of_range, glorot_, graph_cache, preprocess, reject_options,
-                    relation_parameters, relation_shapes, relation_weight, relational_graph,
-                    reset_relation_parameters)
+                    eager_layer, first_out_of_range, glorot_, graph_cache, preprocess,
+                    reject_options, relation_parameters, relation_shapes, relation_weight,
+                    relational_graph, reset_relation_parameters)
 
 
 # PyG's aggr names -> the compiled model's (hector.models.rgcn's `aggr`).
@@ -120,7 +122,18 @@ class RGCNConv(CompiledLayer):
         args = dict(self._spec_args(), width=self.out_channels)
         return models.spec(self.model, **args)
 
-    def forward(self, x, edge_index, edge_type=None):
+    # Typed for torch.jit.script (CompiledLayer): x is features [N, in], node
+    # ids, None, or a pair of those; edge_index a tensor or a SparseTensor.
+    def forward(self, x: Any, edge_index: Any,
+                edge_type: Optional[torch.Tensor] = None) -> torch.Tensor:
+        return self._forward(x, edge_index, edge_type)
+
+    @torch.jit.ignore
+    def _forward(self, x: Any, edge_index: Any,
+                 edge_type: Optional[torch.Tensor] = None) -> torch.Tensor:
+        return eager_layer(self)._run(x, edge_index, edge_type)
+
+    def _run(self, x, edge_index, edge_type):
         pair = isinstance(x, tuple)  # PyG's test for bipartite x
         if pair and len(x) != 2:
             raise ValueError(f"RGCNConv: x as a tuple must be (x_src, x_dst), got {len(x)} items")
