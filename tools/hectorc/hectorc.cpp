@@ -146,9 +146,9 @@ cl::opt<std::string> gemmStaging(
 cl::opt<int64_t> gemmBlocksPerSM(
     "gemm-blocks-per-sm",
     cl::desc("cuda: blocks per SM the asynchronously staged GEMM kernels are "
-             "register-limited for (nvvm.minctasm; 0, the default, lets "
-             "ptxas choose)"),
-    cl::init(0), cl::cat(hectorCategory));
+             "register-limited for (nvvm.minctasm; default 4; 0 lets ptxas "
+             "choose)"),
+    cl::init(4), cl::cat(hectorCategory));
 
 cl::opt<hector::Precision> precision(
     "precision",

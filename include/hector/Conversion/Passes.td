@@ -90,10 +90,11 @@ def HTmplToGPU : Pass<"htmpl-to-gpu", "mlir::ModuleOp"> {
     The vector kernel stages its tiles with asynchronous copies
     (`nvgpu.device_async_copy`, cp.async: global to shared memory without
     registers, double-buffered) unless `gemm-staging=registers` or TF32
-    (which rounds on the way); `gemm-blocks-per-sm=N` asks ptxas to fit N
-    blocks of those kernels on an SM (`hector.min_blocks_per_sm` on the
-    kernel's barriers, which hector-kernel-occupancy turns into
-    `nvvm.minctasm` once the kernel is outlined).
+    (which rounds on the way); `gemm-blocks-per-sm=N` (default 4: 64
+    registers at 256 threads) asks ptxas to fit N blocks of those kernels on
+    an SM (`hector.min_blocks_per_sm` on the kernel's barriers, which
+    hector-kernel-occupancy turns into `nvvm.minctasm` once the kernel is
+    outlined); 0 leaves the registers to ptxas.
   }];
   let options = [
     Option<"lanesPerInstance", "lanes-per-instance", "int64_t", /*default=*/"0",
@@ -105,7 +106,7 @@ def HTmplToGPU : Pass<"htmpl-to-gpu", "mlir::ModuleOp"> {
     Option<"gemmStaging", "gemm-staging", "std::string", /*default=*/"\"async\"",
            "How the fp32 vector GEMM kernel stages its tiles: async "
            "(cp.async, double-buffered) or registers">,
-    Option<"gemmBlocksPerSM", "gemm-blocks-per-sm", "int64_t", /*default=*/"0",
+    Option<"gemmBlocksPerSM", "gemm-blocks-per-sm", "int64_t", /*default=*/"4",
            "Blocks per SM the asynchronously staged GEMM kernels are "
            "register-limited for (0: as ptxas chooses)">
   ];

@@ -166,7 +166,7 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
       *this, "gemm-blocks-per-sm",
       llvm::cl::desc("cuda: blocks per SM the asynchronously staged GEMM "
                      "kernels are register-limited for (0: ptxas chooses)"),
-      llvm::cl::init(0)};
+      llvm::cl::init(4)};
 
   // GPU stage.
   Option<int64_t> gpuBlockSize{

@@ -118,8 +118,9 @@ struct GemmOptions {
   /// (cp.async) rather than through registers.
   bool asyncStaging = true;
   /// Blocks per SM the asynchronously staged kernels ask ptxas to fit
-  /// (0: no request).
-  int64_t blocksPerSM = 0;
+  /// (0: no request). 4 (64 registers at 256 threads) measured fastest on
+  /// an H200 (docs/performance.md, 2026-11-28: the cp.async GEMM).
+  int64_t blocksPerSM = 4;
 };
 
 /// The discardable attribute by which a kernel's ops ask for a number of

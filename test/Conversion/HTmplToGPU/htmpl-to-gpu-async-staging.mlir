@@ -1,5 +1,6 @@
 // RUN: hector-opt %s --htmpl-to-gpu --canonicalize --cse | FileCheck %s
 // RUN: hector-opt %s --htmpl-to-gpu="gemm-blocks-per-sm=3" | FileCheck %s --check-prefix=BLOCKS
+// RUN: hector-opt %s --htmpl-to-gpu="gemm-blocks-per-sm=0" | FileCheck %s --check-prefix=NO-REQUEST
 // RUN: hector-opt %s --htmpl-to-gpu="gemm-staging=registers" | FileCheck %s --check-prefix=REGS
 // RUN: hector-opt %s --htmpl-to-gpu="precision=tf32" | FileCheck %s --check-prefix=REGS
 // RUN: not hector-opt %s --htmpl-to-gpu="gemm-staging=shared" 2>&1 | FileCheck %s --check-prefix=BAD-STAGING
@@ -30,13 +31,17 @@
 // CHECK: gpu.barrier
 // CHECK: memref.subview %[[A]]
 // CHECK: vector.fma
-// CHECK: gpu.barrier
-// CHECK-NOT: hector.min_blocks_per_sm
+// CHECK: gpu.barrier {hector.min_blocks_per_sm = 4 : i64}
 // CHECK: return
 
-// The barrier after the product carries the occupancy request.
+// The barrier after the product carries the occupancy request (4 by
+// default, above).
 // BLOCKS-LABEL: func.func @gemm
 // BLOCKS: gpu.barrier {hector.min_blocks_per_sm = 3 : i64}
+
+// NO-REQUEST-LABEL: func.func @gemm
+// NO-REQUEST: nvgpu.device_async_copy
+// NO-REQUEST-NOT: hector.min_blocks_per_sm
 
 // REGS-LABEL: func.func @gemm
 // REGS-NOT: nvgpu.device_async_copy

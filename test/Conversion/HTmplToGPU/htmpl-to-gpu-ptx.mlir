@@ -9,7 +9,7 @@
 // acquire-release compare-and-swap at system scope through memref.atomic_rmw).
 // RUN: hector-opt %s --htmpl-to-gpu | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=SCOPE
 // The vector kernel staged through registers instead, and the cp.async
-// kernel register-limited for 3 blocks per SM (.minnctapersm).
+// kernel register-limited for 3 blocks per SM (.minnctapersm; 4 by default).
 // RUN: hector-opt %s --htmpl-to-gpu="gemm-staging=registers" | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=REGS
 // RUN: hector-opt %s --htmpl-to-gpu="gemm-blocks-per-sm=3" | hectorc - --target=cuda --emit=ptx | FileCheck %s --check-prefix=BLOCKS
 
@@ -26,6 +26,7 @@
 // current one with 16-byte accesses, block barriers.
 // CHECK-LABEL: // gpu.module @gemm_kernel
 // CHECK: .target sm_90
+// CHECK: .minnctapersm 4
 // CHECK: .shared .align 16 .b8 __wg_gemm_kernel_0[18432];
 // CHECK: .shared .align 16 .b8 __wg_gemm_kernel_1[17408];
 // CHECK-DAG: cp.async.cg.shared.global [%{{.*}}], [%{{.*}}], 16, %r{{[0-9]+}};
