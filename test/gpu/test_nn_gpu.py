@@ -202,9 +202,34 @@ def has_training(conv, spec=None) -> bool:
     return lib.training_entries(conv.model) is not None
 
 
+# The largest relative error each test measured (over its outputs and
+# gradients), written as a table to $HECTOR_NN_GPU_REPORT at the end of the
+# session: the numeric comparison with PyG that docs/python.md records.
+_LARGEST_ERRORS: dict = {}
+
+
 def rel_err(actual, expected) -> float:
     a, e = actual.detach().double(), expected.detach().double()
-    return float((a - e).abs().max() / e.abs().max().clamp_min(1e-30))
+    error = float((a - e).abs().max() / e.abs().max().clamp_min(1e-30))
+    test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]
+    if test:
+        _LARGEST_ERRORS[test] = max(_LARGEST_ERRORS.get(test, 0.0), error)
+    return error
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _error_report():
+    yield
+    path = os.environ.get("HECTOR_NN_GPU_REPORT")
+    if not path:
+        return
+    with open(path, "w", encoding="utf-8") as f:
+        f.write(f"| test ({torch.cuda.get_device_name()}) "
+                "| against | largest relative error (outputs and gradients) |\n|---|---|---:|\n")
+        for test, error in sorted(_LARGEST_ERRORS.items()):
+            name = test.split("::")[-1]
+            against = "PyG 2.8" if "pyg" in name else "float64 reference"
+            f.write(f"| `{name}` | {against} | {error:.1e} |\n")
 
 
 def big_graph(rng):
