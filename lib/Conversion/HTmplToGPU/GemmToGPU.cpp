@@ -1167,25 +1167,24 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product,
           return std::make_pair(weightIndices(w, t, head, depth, column),
                                 andAll(b, loc, conds));
         };
-        // Loads B's chunks of one k-tile into registers (zero outside the
-        // data).
-        auto loadB = [&](OpBuilder &b, Value k0) {
+        // Loads `chunks` of the k-tile at k0 from `memref` into registers,
+        // where `source` places them (zero outside the data).
+        auto loadChunks = [&](OpBuilder &b, ArrayRef<Chunk> chunks,
+                              Value memref, auto source, Value k0) {
           SmallVector<Value> staged;
-          for (const Chunk &c : bChunks) {
-            auto [idx, ok] = bSource(b, c, k0);
+          for (const Chunk &c : chunks) {
+            auto [at, ok] = source(b, c, k0);
             staged.push_back(arith::SelectOp::create(
-                b, loc, ok, loadVector(b, loc, weight, idx), zeroVector));
+                b, loc, ok, loadVector(b, loc, memref, at), zeroVector));
           }
           return staged;
         };
-        // Loads one k-tile's chunks into registers (zero outside the data).
+        auto loadB = [&](OpBuilder &b, Value k0) {
+          return loadChunks(b, bChunks, weight, bSource, k0);
+        };
+        // Loads one k-tile's chunks into registers.
         auto loadTile = [&](OpBuilder &b, Value k0) {
-          SmallVector<Value> staged;
-          for (const Chunk &c : aChunks) {
-            auto [at, ok] = aSource(b, c, k0);
-            staged.push_back(arith::SelectOp::create(
-                b, loc, ok, loadVector(b, loc, lhs, at), zeroVector));
-          }
+          SmallVector<Value> staged = loadChunks(b, aChunks, lhs, aSource, k0);
           llvm::append_range(staged, loadB(b, k0));
           return staged;
         };
