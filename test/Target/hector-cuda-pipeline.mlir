@@ -12,6 +12,9 @@
 // RUN: hector-opt %s --hector-cuda-pipeline="stop-after=gpu host-resident=h gpu-block-size=128 traversal-lanes=8 precision=tf32" > %t.options.mlir
 // RUN: hectorc %s --target=cuda --emit=gpu --host-resident=h --gpu-block-size=128 --traversal-lanes=8 --precision=tf32 > %t.options.hectorc.mlir
 // RUN: diff %t.options.mlir %t.options.hectorc.mlir
+// RUN: hector-opt %s --hector-cuda-pipeline="stop-after=gpu gemm-staging=registers gemm-blocks-per-sm=3" > %t.gemm.mlir
+// RUN: hectorc %s --target=cuda --emit=gpu --gemm-staging=registers --gemm-blocks-per-sm=3 > %t.gemm.hectorc.mlir
+// RUN: diff %t.gemm.mlir %t.gemm.hectorc.mlir
 // RUN: hector-opt %s --hector-cuda-pipeline="gpu-format=isa gpu-arch=sm_80" | FileCheck %s --check-prefix=PTX
 // RUN: hector-opt %s --hector-cuda-pipeline="toolkit=/opt/cuda-x opt-level=3" --dump-pass-pipeline -o /dev/null 2>&1 | FileCheck %s --check-prefix=PASSES
 
@@ -31,6 +34,7 @@
 // PASSES: hector-map-parallel-loops{block-size=256}
 // PASSES: hector-host-memory-to-gpu
 // PASSES: hector-align-workgroup-memory
+// PASSES-NEXT: hector-kernel-occupancy
 // PASSES: nvvm-attach-target{O=3 chip=sm_90
 // PASSES-SAME: features=+ptx80
 // PASSES: gpu-module-to-binary{format=fatbin

@@ -1281,13 +1281,14 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product,
           SmallVector<Value> init = product.initialAccumulators(b, loc);
           init.push_back(issue(b, c0, c0));
           Value td = constIndex(b, loc, s.td);
-          Value two = constIndex(b, loc, buffers);
+          Value bufferCount = constIndex(b, loc, buffers);
           auto kLoop = scf::ForOp::create(
               b, loc, c0, kSize, td, init,
               [&](OpBuilder &b, Location loc, Value k0, ValueRange args) {
                 Value pending = args.back();
                 Value buffer = arith::RemUIOp::create(
-                    b, loc, arith::DivUIOp::create(b, loc, k0, td), two);
+                    b, loc, arith::DivUIOp::create(b, loc, k0, td),
+                    bufferCount);
                 Value next = arith::AddIOp::create(b, loc, k0, td);
                 // Tile k0 has landed once at most the next tile's group
                 // is pending.
