@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "hector/Conversion/Passes.h"
 #include "hector/Target/Passes.h"
 
 #include "mlir/Dialect/GPU/IR/GPUDialect.h"
@@ -25,9 +26,7 @@ using namespace mlir;
 
 namespace {
 
-/// The attribute htmpl-to-gpu tags ops with (GPULowering.h's
-/// kMinBlocksPerSMAttr; Target does not depend on Conversion's internals).
-constexpr llvm::StringLiteral kRequest = "hector.min_blocks_per_sm";
+using hector::kMinBlocksPerSMAttr;
 
 class KernelOccupancyPass
     : public hector::impl::KernelOccupancyBase<KernelOccupancyPass> {
@@ -39,23 +38,24 @@ public:
     getOperation().walk([&](gpu::GPUFuncOp func) {
       int64_t blocks = 0;
       func.walk([&](Operation *op) {
-        Attribute request = op->getAttr(kRequest);
+        Attribute request = op->getAttr(kMinBlocksPerSMAttr);
         if (!request)
           return;
         auto count = dyn_cast<IntegerAttr>(request);
         if (!count || count.getInt() <= 0) {
           op->emitError("hector-kernel-occupancy: '")
-              << kRequest << "' must be a positive integer, got " << request;
+              << kMinBlocksPerSMAttr << "' must be a positive integer, got "
+              << request;
           failed = true;
           return;
         }
         blocks = std::max(blocks, count.getInt());
-        op->removeAttr(kRequest);
+        op->removeAttr(kMinBlocksPerSMAttr);
       });
       if (blocks > 0 && func.isKernel())
-        func->setAttr(NVVM::NVVMDialect::getMinctasmAttrName(),
-                      IntegerAttr::get(IntegerType::get(&getContext(), 32),
-                                       blocks));
+        func->setAttr(
+            NVVM::NVVMDialect::getMinctasmAttrName(),
+            IntegerAttr::get(IntegerType::get(&getContext(), 32), blocks));
     });
     if (failed)
       signalPassFailure();

@@ -141,14 +141,16 @@ cl::opt<std::string> gemmStaging(
     "gemm-staging",
     cl::desc("cuda: how the fp32 vector GEMM kernel stages its tiles: async "
              "(cp.async into two shared buffers, the default) or registers"),
-    cl::init("async"), cl::cat(hectorCategory));
+    cl::init(hector::HTmplToGPUOptions().gemmStaging),
+    cl::cat(hectorCategory));
 
 cl::opt<int64_t> gemmBlocksPerSM(
     "gemm-blocks-per-sm",
     cl::desc("cuda: blocks per SM the asynchronously staged GEMM kernels are "
              "register-limited for (nvvm.minctasm; default 4; 0 lets ptxas "
              "choose)"),
-    cl::init(4), cl::cat(hectorCategory));
+    cl::init(hector::HTmplToGPUOptions().gemmBlocksPerSM),
+    cl::cat(hectorCategory));
 
 cl::opt<hector::Precision> precision(
     "precision",

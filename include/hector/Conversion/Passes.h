@@ -20,6 +20,13 @@
 
 namespace hector {
 
+/// The discardable attribute by which htmpl-to-gpu asks, on ops of a launch
+/// body, for a number of resident blocks per SM; hector-kernel-occupancy
+/// moves it to the outlined kernel (gpu.launch attributes do not survive
+/// outlining).
+inline constexpr llvm::StringLiteral kMinBlocksPerSMAttr =
+    "hector.min_blocks_per_sm";
+
 #define GEN_PASS_DECL
 #include "hector/Conversion/Passes.h.inc"
 

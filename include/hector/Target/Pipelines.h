@@ -10,6 +10,7 @@
 #ifndef HECTOR_TARGET_PIPELINES_H
 #define HECTOR_TARGET_PIPELINES_H
 
+#include "hector/Conversion/Passes.h"
 #include "hector/Dialect/HGraph/Transforms/Passes.h"
 #include "hector/Target/Passes.h"
 
@@ -161,12 +162,12 @@ struct PipelineOptions : public mlir::PassPipelineOptions<PipelineOptions> {
       *this, "gemm-staging",
       llvm::cl::desc("cuda: how the fp32 vector GEMM kernel stages its "
                      "tiles: async (cp.async) or registers"),
-      llvm::cl::init("async")};
+      llvm::cl::init(HTmplToGPUOptions().gemmStaging)};
   Option<int64_t> gemmBlocksPerSM{
       *this, "gemm-blocks-per-sm",
       llvm::cl::desc("cuda: blocks per SM the asynchronously staged GEMM "
                      "kernels are register-limited for (0: ptxas chooses)"),
-      llvm::cl::init(4)};
+      llvm::cl::init(HTmplToGPUOptions().gemmBlocksPerSM)};
 
   // GPU stage.
   Option<int64_t> gpuBlockSize{

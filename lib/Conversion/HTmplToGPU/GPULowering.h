@@ -111,27 +111,21 @@ mlir::LogicalResult checkTraversal(htmpl::TraversalOp op, int64_t lanes = 0);
 /// fp32 accumulation) where the vector kernel runs.
 enum class GemmPrecision { FP32, TF32 };
 
-/// How the GEMM kernels are built (htmpl-to-gpu's options).
+/// How the GEMM kernels are built: htmpl-to-gpu's options (their defaults
+/// are the pass's, Passes.td).
 struct GemmOptions {
-  GemmPrecision precision = GemmPrecision::FP32;
+  GemmPrecision precision;
   /// The fp32 vector kernel stages its tiles by asynchronous copies
   /// (cp.async) rather than through registers.
-  bool asyncStaging = true;
+  bool asyncStaging;
   /// Blocks per SM the asynchronously staged kernels ask ptxas to fit
-  /// (0: no request). 4 (64 registers at 256 threads) measured fastest on
-  /// an H200 (docs/performance.md, 2026-11-28: the cp.async GEMM).
-  int64_t blocksPerSM = 4;
+  /// (0: no request; kMinBlocksPerSMAttr).
+  int64_t blocksPerSM;
 };
-
-/// The discardable attribute by which a kernel's ops ask for a number of
-/// resident blocks per SM (hector-kernel-occupancy moves it to the
-/// outlined kernel: gpu.launch attributes do not survive outlining).
-inline constexpr llvm::StringLiteral kMinBlocksPerSMAttr =
-    "hector.min_blocks_per_sm";
 
 /// Replace one (checked) instance by kernel launches before it.
 void lowerGemm(mlir::RewriterBase &rewriter, htmpl::GemmOp op,
-               const GemmOptions &options = {});
+               const GemmOptions &options);
 void lowerTraversal(mlir::RewriterBase &rewriter, htmpl::TraversalOp op,
                     int64_t lanes = 0);
 /// One warp per destination (SoftmaxAggregateToGPU.cpp); every verified

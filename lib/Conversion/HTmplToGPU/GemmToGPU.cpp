@@ -32,6 +32,8 @@
 
 #include "Gemm.h"
 
+#include "hector/Conversion/Passes.h"
+
 #include "mlir/Dialect/LLVMIR/NVVMDialect.h"
 #include "mlir/Dialect/NVGPU/IR/NVGPUDialect.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
@@ -1314,7 +1316,7 @@ void lowerRowGemmVector(OpBuilder &b, GemmOp op, TileProduct &product,
                 // The buffer is refilled by the next iteration's copies.
                 auto barrier = mlir::gpu::BarrierOp::create(b, loc);
                 if (options.blocksPerSM > 0)
-                  barrier->setAttr(kMinBlocksPerSMAttr,
+                  barrier->setAttr(hector::kMinBlocksPerSMAttr,
                                    b.getI64IntegerAttr(options.blocksPerSM));
                 acc.push_back(prefetch.getResult(0));
                 scf::YieldOp::create(b, loc, acc);
